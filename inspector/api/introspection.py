@@ -1,0 +1,149 @@
+"""Introspection resources: start, status, list, abort, data, reapply."""
+
+from typing import Any
+
+import flask
+
+from inspector import exceptions, introspection, states
+from inspector.api import params
+from inspector.db import introspections, stored_data
+from inspector.db.introspections import Introspection
+from inspector.runtime import Runtime
+
+blueprint = flask.Blueprint("introspection", __name__, url_prefix="/v1/introspection")
+
+
+def _rt() -> Runtime:
+    rt: Runtime = flask.current_app.config["RUNTIME"]
+    return rt
+
+
+def _names_allowed() -> bool:
+    return bool(flask.g.api_version >= (1, 5))
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _status(record: Introspection) -> dict[str, Any]:
+    version = flask.g.api_version
+    body: dict[str, Any] = {
+        "uuid": record.uuid,
+        "finished": record.finished,
+        "error": record.error,
+        "links": [
+            {
+                "href": f"{flask.request.host_url.rstrip('/')}/v1/introspection/"
+                f"{record.uuid}",
+                "rel": "self",
+            }
+        ],
+    }
+    if version >= (1, 7):
+        body["started_at"] = _iso(record.started_at)
+        body["finished_at"] = _iso(record.finished_at)
+    if version >= (1, 10):
+        body["state"] = record.state
+    return body
+
+
+def _accepted() -> flask.Response:
+    response = flask.jsonify({})
+    response.status_code = 202
+    return response
+
+
+@blueprint.post("/<node_id>")
+def start(node_id: str) -> flask.Response:
+    manage_boot = True
+    if "manage_boot" in flask.request.args:
+        params.require_version((1, 13), "The manage_boot parameter")
+        manage_boot = params.strict_bool("manage_boot", True)
+    introspection.start(_rt(), node_id, manage_boot, names=_names_allowed())
+    return _accepted()
+
+
+@blueprint.get("/<node_id>")
+def get_status(node_id: str) -> flask.Response:
+    record = introspection.status(_rt(), node_id, names=_names_allowed())
+    return flask.jsonify(_status(record))
+
+
+@blueprint.get("")
+@blueprint.get("/")
+def list_statuses() -> flask.Response:
+    params.since((1, 8))
+    rt = _rt()
+    max_limit = rt.conf.api_max_limit
+    limit = params.integer("limit")
+    if limit is None or limit == 0:
+        limit = max_limit
+    elif limit < 0:
+        raise exceptions.InvalidInput(
+            f"Invalid value for limit: {limit}, it must not be negative"
+        )
+    elif limit > max_limit:
+        raise exceptions.InvalidInput(
+            f"Invalid value for limit: {limit}, the maximum is {max_limit}"
+        )
+    marker = flask.request.args.get("marker")
+    if marker is not None:
+        introspection.validate_node_id(marker, names=False)
+        marker = marker.lower()
+    states_filter = None
+    if "state" in flask.request.args:
+        params.require_version((1, 18), "Filtering by state")
+        states_filter = [
+            s.strip() for s in flask.request.args["state"].split(",") if s.strip()
+        ]
+        unknown = sorted(set(states_filter) - set(states.ALL))
+        if unknown:
+            raise exceptions.InvalidInput(
+                f"Invalid state filter {', '.join(unknown)}; valid states: "
+                f"{', '.join(states.ALL)}"
+            )
+    records = introspections.list_(
+        rt.db, limit=limit, marker=marker, states_filter=states_filter
+    )
+    return flask.jsonify({"introspection": [_status(r) for r in records]})
+
+
+@blueprint.post("/<node_id>/abort")
+def abort(node_id: str) -> flask.Response:
+    params.since((1, 3))
+    introspection.abort(_rt(), node_id, names=_names_allowed())
+    return _accepted()
+
+
+def _data(node_id: str, processed: bool) -> flask.Response:
+    rt = _rt()
+    if rt.conf.processing.store_data == "none":
+        raise exceptions.NotFound(
+            "Inspector is not configured to store introspection data; set "
+            "[processing]store_data = database to keep it"
+        )
+    uuid = introspection.resolve(rt, node_id, names=_names_allowed())
+    return flask.jsonify(stored_data.get(rt.db, uuid, processed=processed))
+
+
+@blueprint.get("/<node_id>/data")
+def get_data(node_id: str) -> flask.Response:
+    params.since((1, 1))
+    return _data(node_id, processed=True)
+
+
+@blueprint.get("/<node_id>/data/unprocessed")
+def get_unprocessed_data(node_id: str) -> flask.Response:
+    params.since((1, 17))
+    return _data(node_id, processed=False)
+
+
+@blueprint.post("/<node_id>/data/unprocessed")
+def reapply(node_id: str) -> flask.Response:
+    params.since((1, 4))
+    body = params.json_object(required=False)
+    if body is not None:
+        params.require_version((1, 15), "Posting data to reapply")
+    introspection.reapply(_rt(), node_id, body, names=_names_allowed())
+    return _accepted()

@@ -1,0 +1,87 @@
+"""Parsing of request bodies and query parameters into clear 400s."""
+
+import json
+from typing import Any
+
+import flask
+
+from inspector import exceptions
+from inspector.api import versions
+
+_TRUE = {"1", "t", "true", "on", "y", "yes"}
+_FALSE = {"0", "f", "false", "off", "n", "no"}
+
+
+def json_object(*, required: bool = True) -> dict[str, Any] | None:
+    """The request body as a JSON object (None when empty and not required)."""
+    raw = flask.request.get_data(cache=False)
+    if not raw.strip():
+        if required:
+            raise exceptions.InvalidInput(
+                "A JSON object is required in the request body"
+            )
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise exceptions.InvalidInput(
+            f"The request body is not valid UTF-8 (byte {exc.start})"
+        ) from None
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise exceptions.InvalidInput(
+            f"Invalid JSON in the request body: {exc}"
+        ) from None
+    if not isinstance(body, dict):
+        raise exceptions.InvalidInput(
+            f"The request body must be a JSON object, not {type(body).__name__}"
+        )
+    return body
+
+
+def strict_bool(name: str, default: bool) -> bool:
+    value = flask.request.args.get(name)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise exceptions.InvalidInput(
+        f"Invalid value for {name}: {value[:32]!r}, expected true or false"
+    )
+
+
+def integer(name: str) -> int | None:
+    value = flask.request.args.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise exceptions.InvalidInput(
+            f"Invalid value for {name}: {value[:32]!r}, expected an integer"
+        ) from None
+
+
+def require_version(version: versions.Version, what: str) -> None:
+    """400 when a feature is used below the microversion that brought it."""
+    current = flask.g.api_version
+    if current < version:
+        raise exceptions.InvalidInput(
+            f"{what} requires API version {versions.format_version(version)} "
+            f"or newer; the request asked for {versions.format_version(current)}"
+        )
+
+
+def since(version: versions.Version) -> None:
+    """404 for a resource that does not exist at the request's microversion."""
+    current = flask.g.api_version
+    if current < version:
+        raise exceptions.NotFound(
+            f"{flask.request.method} {flask.request.path} is available from API "
+            f"version {versions.format_version(version)}; the request asked for "
+            f"{versions.format_version(current)}"
+        )

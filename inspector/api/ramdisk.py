@@ -1,0 +1,18 @@
+"""The ramdisk callback: POST /v1/continue (public)."""
+
+import flask
+
+from inspector import introspection
+from inspector.api import params
+from inspector.runtime import Runtime
+
+blueprint = flask.Blueprint("ramdisk", __name__)
+
+
+@blueprint.post("/v1/continue")
+def post_continue() -> flask.Response:
+    data = params.json_object()
+    assert data is not None
+    rt: Runtime = flask.current_app.config["RUNTIME"]
+    uuid = introspection.continue_(rt, data)
+    return flask.jsonify({"uuid": uuid})

@@ -1,0 +1,40 @@
+"""Version discovery: GET / and GET /v1 (public)."""
+
+import flask
+
+from inspector.api import versions
+
+blueprint = flask.Blueprint("root", __name__)
+
+RESOURCES = ("introspection", "continue")
+
+
+def _link(path: str) -> dict[str, str]:
+    return {"href": flask.request.host_url.rstrip("/") + path, "rel": "self"}
+
+
+@blueprint.get("/")
+def get_versions() -> flask.Response:
+    return flask.jsonify(
+        {
+            "versions": [
+                {
+                    "id": versions.format_version(versions.MAXIMUM),
+                    "status": "CURRENT",
+                    "links": [_link("/v1")],
+                }
+            ]
+        }
+    )
+
+
+@blueprint.get("/v1")
+@blueprint.get("/v1/")
+def get_resources() -> flask.Response:
+    return flask.jsonify(
+        {
+            "resources": [
+                {"name": name, "links": [_link(f"/v1/{name}")]} for name in RESOURCES
+            ]
+        }
+    )

@@ -1,0 +1,230 @@
+"""Server side of the conductor RPC API: the work each cast asks for."""
+
+import datetime
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import oslo_messaging as messaging
+
+from inspector import exceptions, states
+from inspector.conductor import node_processing
+from inspector.conductor.power import PowerOnPacer
+from inspector.conductor.rpcapi import RPC_API_VERSION
+from inspector.db import introspections, stored_data
+from inspector.db.introspections import Introspection
+from inspector.processing.base import ProcessingHook
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+LOCK_TIMEOUT = 60.0
+"""Seconds a cast waits for a node lock held by other work on the node."""
+
+
+class ConductorManager:
+    """RPC endpoint. Every method is idempotent: a cast for a version that
+    is no longer current (duplicate or stale delivery) is dropped."""
+
+    target = messaging.Target(version=RPC_API_VERSION)
+
+    def __init__(self, rt: Runtime, hooks: list[ProcessingHook]) -> None:
+        self.rt = rt
+        self.hooks = hooks
+        self.pacer = PowerOnPacer(lambda: float(rt.conf.introspection_delay))
+
+    # RPC methods
+
+    def start_introspection(
+        self, ctxt: dict[str, Any], uuid: str, version: int, **_: Any
+    ) -> None:
+        """Boot the node into the ramdisk: PXE boot device, power on."""
+        self._with_node(uuid, version, states.STARTING, self._start)
+
+    def process(self, ctxt: dict[str, Any], uuid: str, version: int) -> None:
+        """Process the stored ramdisk data and write the results to Ironic."""
+        self._with_node(uuid, version, states.PROCESSING, self._process)
+
+    def reapply(self, ctxt: dict[str, Any], uuid: str, version: int) -> None:
+        """Re-run processing on the stored data; the node is not rebooted."""
+        self._with_node(uuid, version, states.REAPPLYING, self._process)
+
+    def abort(self, ctxt: dict[str, Any], uuid: str, version: int) -> None:
+        """Power the node off and end its introspection as canceled."""
+        self._with_node(uuid, version, states.ABORTING, self._abort)
+
+    # periodic work
+
+    def check_timeouts(self) -> int:
+        """End introspections running longer than [DEFAULT]timeout."""
+        timeout = self.rt.conf.timeout
+        if not timeout:
+            return 0
+        cutoff = introspections.utcnow() - datetime.timedelta(seconds=timeout)
+        ended = 0
+        for record in introspections.timed_out(self.rt.db, cutoff):
+            lock = self.rt.locks.get_lock(record.uuid)
+            if not lock.acquire(blocking=False):
+                continue
+            try:
+                introspections.transition(
+                    self.rt.db,
+                    record.uuid,
+                    states.TIMEOUT,
+                    expected_version=record.version,
+                    error=states.TIMEOUT_MESSAGE,
+                )
+            except exceptions.StaleState:
+                continue
+            finally:
+                lock.release()
+            ended += 1
+            LOG.error(
+                "Introspection of node %s timed out after %s s", record.uuid, timeout
+            )
+            if record.manage_boot:
+                self._power_off(record.uuid, "after timeout")
+        return ended
+
+    # internals
+
+    def _with_node(
+        self,
+        uuid: str,
+        version: int,
+        expected_state: str,
+        work: Callable[[Introspection], None],
+    ) -> None:
+        lock = self.rt.locks.get_lock(uuid)
+        if not lock.acquire(timeout=LOCK_TIMEOUT):
+            self._fail(
+                uuid,
+                version,
+                f"Could not lock node {uuid} within "
+                f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
+            )
+            return
+        try:
+            try:
+                record = introspections.get(self.rt.db, uuid)
+            except exceptions.NotFound:
+                LOG.warning(
+                    "Introspection of node %s vanished, dropping %s",
+                    uuid,
+                    expected_state,
+                )
+                return
+            if record.version != version or record.state != expected_state:
+                LOG.info(
+                    "Dropping %s work for node %s: it is %s (version %s), "
+                    "work was for version %s",
+                    expected_state,
+                    uuid,
+                    record.state,
+                    record.version,
+                    version,
+                )
+                return
+            try:
+                work(record)
+            except exceptions.StaleState:
+                LOG.warning(
+                    "Node %s changed while %s; dropping this work", uuid, expected_state
+                )
+            except exceptions.InspectorError as exc:
+                LOG.error("Introspection of node %s failed: %s", uuid, exc)
+                self._fail(uuid, record.version, str(exc))
+            except Exception as exc:
+                LOG.exception("Unexpected error in %s of node %s", expected_state, uuid)
+                self._fail(
+                    uuid,
+                    record.version,
+                    f"Unexpected {type(exc).__name__} while {expected_state}: {exc}",
+                )
+        finally:
+            lock.release()
+
+    def _fail(self, uuid: str, version: int, message: str) -> None:
+        try:
+            introspections.transition(
+                self.rt.db, uuid, states.FAIL, expected_version=version, error=message
+            )
+        except (
+            exceptions.StaleState,
+            exceptions.NotFound,
+            exceptions.InvalidTransition,
+        ) as exc:
+            LOG.warning(
+                "Could not record the failure of node %s (%s): %s", uuid, message, exc
+            )
+            return
+        if self.rt.conf.processing.store_data == "none":
+            stored_data.delete(self.rt.db, uuid)
+
+    def _start(self, record: Introspection) -> None:
+        uuid = record.uuid
+        if record.manage_boot:
+            self.pacer.wait()
+            try:
+                self.rt.baremetal.set_boot_device(uuid, "pxe", persistent=False)
+            except exceptions.InspectorError as exc:
+                raise exceptions.InspectorError(
+                    f"Failed to set boot device to PXE: {exc}"
+                ) from exc
+            try:
+                self.rt.baremetal.set_power_state(uuid, "rebooting")
+            except exceptions.InspectorError as exc:
+                raise exceptions.InspectorError(
+                    f"Failed to power on the node: {exc}"
+                ) from exc
+            LOG.info("Node %s is booting into the introspection ramdisk", uuid)
+        else:
+            LOG.info(
+                "Node %s: boot is managed by the operator; waiting for the ramdisk",
+                uuid,
+            )
+        introspections.transition(
+            self.rt.db, uuid, states.WAIT, expected_version=record.version
+        )
+
+    def _process(self, record: Introspection) -> None:
+        uuid = record.uuid
+        raw = stored_data.get(self.rt.db, uuid, processed=False)
+        processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
+        if (
+            record.state == states.PROCESSING
+            and record.manage_boot
+            and self.rt.conf.processing.power_off
+        ):
+            try:
+                self.rt.baremetal.set_power_state(uuid, "power off")
+            except exceptions.InspectorError as exc:
+                raise exceptions.InspectorError(
+                    f"Failed to power off the node after processing: {exc}"
+                ) from exc
+        if self.rt.conf.processing.store_data == "database":
+            stored_data.store(self.rt.db, uuid, processed, processed=True)
+        introspections.transition(
+            self.rt.db, uuid, states.FINISH, expected_version=record.version
+        )
+        if self.rt.conf.processing.store_data == "none":
+            stored_data.delete(self.rt.db, uuid)
+        LOG.info("Introspection of node %s finished", uuid)
+
+    def _abort(self, record: Introspection) -> None:
+        if record.manage_boot:
+            self._power_off(record.uuid, "on abort")
+        introspections.transition(
+            self.rt.db,
+            record.uuid,
+            states.ABORT_END,
+            expected_version=record.version,
+            error=states.ABORTED_MESSAGE,
+        )
+        LOG.info("Introspection of node %s aborted", record.uuid)
+
+    def _power_off(self, uuid: str, why: str) -> None:
+        try:
+            self.rt.baremetal.set_power_state(uuid, "power off")
+        except exceptions.InspectorError as exc:
+            LOG.warning("Could not power off node %s %s: %s", uuid, why, exc)

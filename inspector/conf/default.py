@@ -1,0 +1,106 @@
+"""Options of the [DEFAULT] group."""
+
+import socket
+
+from oslo_config import cfg
+
+DEFAULT_IPMI_ADDRESS_FIELDS = [
+    "ipmi_address",
+    "redfish_address",
+    "ilo_address",
+    "drac_host",
+    "drac_address",
+    "ibmc_address",
+]
+
+OPTS = [
+    cfg.BoolOpt(
+        "standalone",
+        default=True,
+        help="Run the API and the conductor in one process (ironic-inspector). "
+        "With False, ironic-inspector-api-wsgi and ironic-inspector-conductor "
+        "run as separate services coordinated through [coordination].",
+    ),
+    cfg.StrOpt(
+        "host",
+        default=socket.gethostname(),
+        sample_default="localhost",
+        help="Name of this service host; must be unique among conductors.",
+    ),
+    cfg.HostAddressOpt(
+        "listen_address",
+        default="::",
+        help="IP address the API listens on.",
+    ),
+    cfg.PortOpt("listen_port", default=5050, help="Port the API listens on."),
+    cfg.IntOpt(
+        "api_threads",
+        default=16,
+        min=1,
+        max=512,
+        help="Threads of the API's WSGI server in the standalone process. "
+        "Requests are short; more threads help only with many slow clients.",
+    ),
+    cfg.StrOpt(
+        "auth_strategy",
+        default="noauth",
+        choices=[("noauth", "no authentication: only for trusted networks")],
+        help="Authentication of API requests. Only noauth is implemented so "
+        "far; keystone and http_basic are planned.",
+    ),
+    cfg.IntOpt(
+        "timeout",
+        default=3600,
+        min=0,
+        help="Seconds after which an unfinished introspection ends in error "
+        "with 'Introspection timeout'. 0 disables the timeout.",
+    ),
+    cfg.IntOpt(
+        "clean_up_period",
+        default=60,
+        min=0,
+        help="Seconds between runs of the periodic clean-up (timeouts). 0 disables it.",
+    ),
+    cfg.FloatOpt(
+        "introspection_delay",
+        default=5.0,
+        min=0,
+        help="Minimum seconds between two power-ons issued by this service, "
+        "to avoid a power surge when many nodes start at once.",
+    ),
+    cfg.IntOpt(
+        "api_max_limit",
+        default=1000,
+        min=1,
+        help="Largest page a list request may ask for; limit=0 means this.",
+    ),
+    cfg.BoolOpt(
+        "can_manage_boot",
+        default=True,
+        help="Whether this service may set the boot device and power nodes "
+        "on and off. With False every introspection needs manage_boot=false.",
+    ),
+    cfg.ListOpt(
+        "ipmi_address_fields",
+        default=DEFAULT_IPMI_ADDRESS_FIELDS,
+        help="driver_info fields holding a node's BMC address, used to look "
+        "the node up when the ramdisk posts its data. ipmi_address is always "
+        "checked.",
+    ),
+    cfg.IntOpt(
+        "max_concurrency",
+        default=64,
+        min=1,
+        max=1000,
+        help="Threads of the conductor that run introspection steps "
+        "(power-on, processing) concurrently.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS)
+
+
+def list_opts() -> list[cfg.Opt]:
+    return OPTS

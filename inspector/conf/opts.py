@@ -1,0 +1,54 @@
+"""Registers every option group on a ConfigOpts and lists them for tools."""
+
+from collections.abc import Callable
+
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.conf import database, default, ironic, processing, pxe_filter
+
+_Register = Callable[[cfg.ConfigOpts], None]
+_Lister = Callable[[], list[cfg.Opt]]
+
+_GROUPS: list[tuple[str | None, _Register, _Lister]] = [
+    (None, default.register_opts, default.list_opts),
+    (database.GROUP, database.register_opts, database.list_opts),
+    (ironic.GROUP, ironic.register_opts, ironic.list_opts),
+    (processing.GROUP, processing.register_opts, processing.list_opts),
+    (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),
+]
+
+
+def register_all(conf: cfg.ConfigOpts) -> None:
+    """Register every option group of the service on ``conf``."""
+    for _group, register, _list in _GROUPS:
+        register(conf)
+
+
+def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
+    """Entry point for oslo-config-generator."""
+    result = []
+    for group, _register, list_fn in _GROUPS:
+        result.append((group or "DEFAULT", list_fn()))
+    return result
+
+
+def validate(conf: cfg.ConfigOpts) -> None:
+    """Read every registered option once so bad values fail at start-up.
+
+    oslo.config checks ``choices``, ``min`` and ``max`` only when a value is
+    read; reading them all here turns a typo into a clear start-up error
+    instead of a failure in the middle of an introspection.
+    """
+    for group_name, _register, list_fn in _GROUPS:
+        for opt in list_fn():
+            try:
+                if group_name is None:
+                    getattr(conf, opt.dest)
+                else:
+                    getattr(getattr(conf, group_name), opt.dest)
+            except (cfg.ConfigFileValueError, ValueError) as exc:
+                where = f"[{group_name or 'DEFAULT'}]{opt.name}"
+                raise exceptions.ConfigError(
+                    f"Invalid configuration: {where}: {exc}"
+                ) from exc

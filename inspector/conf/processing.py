@@ -1,0 +1,89 @@
+"""Options of the [processing] group."""
+
+from oslo_config import cfg
+
+GROUP = "processing"
+
+DEFAULT_HOOKS = (
+    "ramdisk_error,root_disk_selection,scheduler,validate_interfaces,"
+    "capabilities,pci_devices"
+)
+
+OPTS = [
+    cfg.StrOpt(
+        "default_processing_hooks",
+        default=DEFAULT_HOOKS,
+        help="Hooks every deployment runs; change only if you know why.",
+    ),
+    cfg.StrOpt(
+        "processing_hooks",
+        default="$default_processing_hooks",
+        help="Comma-separated hooks to run, in order (entry points of "
+        "ironic_inspector.hooks.processing). Append to "
+        "$default_processing_hooks rather than replacing it.",
+    ),
+    cfg.StrOpt(
+        "store_data",
+        default="none",
+        choices=[
+            ("none", "keep no data after processing"),
+            ("database", "keep raw and processed data in the database"),
+        ],
+        help="Where to keep introspection data once processing ends. With "
+        "none, GET .../data answers 404 and reapply has nothing to use.",
+    ),
+    cfg.StrOpt(
+        "add_ports",
+        default="pxe",
+        choices=[
+            ("all", "every NIC with a MAC address"),
+            ("active", "NICs with an IP address"),
+            ("pxe", "only the NIC the node booted from"),
+            ("disabled", "no ports"),
+        ],
+        help="Which NICs become Ironic ports.",
+    ),
+    cfg.StrOpt(
+        "keep_ports",
+        default="all",
+        choices=[
+            ("all", "keep every existing port"),
+            ("present", "delete ports whose MAC the ramdisk did not report"),
+            ("added", "delete ports not matching the NICs chosen by add_ports"),
+        ],
+        help="Which existing Ironic ports to keep.",
+    ),
+    cfg.BoolOpt(
+        "overwrite_existing",
+        default=True,
+        help="Overwrite node properties that are already set in Ironic.",
+    ),
+    cfg.BoolOpt(
+        "power_off",
+        default=True,
+        help="Power the node off after processing (when boot is managed).",
+    ),
+    cfg.BoolOpt(
+        "update_pxe_enabled",
+        default=True,
+        help="Set pxe_enabled on existing ports: true only on the boot NIC.",
+    ),
+    cfg.BoolOpt(
+        "disk_partitioning_spacing",
+        default=True,
+        help="Leave 1 GiB for partitioning when computing local_gb.",
+    ),
+    cfg.BoolOpt(
+        "permit_active_introspection",
+        default=False,
+        help="Allow introspection of nodes in the active and rescue states.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts() -> list[cfg.Opt]:
+    return OPTS

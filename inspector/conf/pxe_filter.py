@@ -1,0 +1,28 @@
+"""Options of the [pxe_filter] group."""
+
+from oslo_config import cfg
+
+GROUP = "pxe_filter"
+
+OPTS = [
+    cfg.StrOpt(
+        "driver",
+        default="noop",
+        choices=[("noop", "do not filter DHCP; trust the provisioning network")],
+        help="PXE filter driver. Only noop is implemented so far.",
+    ),
+    cfg.IntOpt(
+        "sync_period",
+        default=15,
+        min=0,
+        help="Seconds between PXE filter synchronisations; 0 disables them.",
+    ),
+]
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts() -> list[cfg.Opt]:
+    return OPTS

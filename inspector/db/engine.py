@@ -1,0 +1,89 @@
+"""Database engine and sessions, built from [database] options."""
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import sqlalchemy as sa
+from oslo_config import cfg
+from sqlalchemy import event, orm, pool
+from sqlalchemy import exc as sa_exc
+
+from inspector import exceptions
+
+
+class Database:
+    """An engine plus a session factory; one per process."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        busy_timeout_ms: int = 10000,
+        pool_size: int = 10,
+        max_overflow: int = 20,
+        pool_timeout: int = 30,
+    ) -> None:
+        try:
+            parsed = sa.engine.make_url(url)
+        except sa_exc.ArgumentError as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [database]connection is not a valid "
+                f"database URL: {exc}"
+            ) from exc
+        self.url = parsed
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {"future": True}
+        if self.is_sqlite:
+            kwargs["connect_args"] = {"check_same_thread": False}
+            if parsed.database in (None, "", ":memory:"):
+                kwargs["poolclass"] = pool.StaticPool
+        else:
+            kwargs.update(
+                pool_size=pool_size,
+                max_overflow=max_overflow,
+                pool_timeout=pool_timeout,
+                pool_pre_ping=True,
+            )
+        self.engine = sa.create_engine(parsed, **kwargs)
+        if self.is_sqlite:
+            self._tune_sqlite(busy_timeout_ms)
+        self._sessions = orm.sessionmaker(self.engine, expire_on_commit=False)
+
+    def _tune_sqlite(self, busy_timeout_ms: int) -> None:
+        @event.listens_for(self.engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            # WAL lets readers (status GETs) run while a writer commits;
+            # the busy timeout makes writers queue instead of failing.
+            cursor = dbapi_conn.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[orm.Session]:
+        """A session in a transaction: committed on success, rolled back on error."""
+        with self._sessions() as session:
+            try:
+                with session.begin():
+                    yield session
+            except sa_exc.OperationalError as exc:
+                raise exceptions.ServiceUnavailable(
+                    reason=f"database error: {exc.orig}"
+                ) from exc
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def from_conf(conf: cfg.ConfigOpts) -> Database:
+    db = conf.database
+    return Database(
+        db.connection,
+        busy_timeout_ms=db.sqlite_busy_timeout,
+        pool_size=db.max_pool_size,
+        max_overflow=db.max_overflow,
+        pool_timeout=db.pool_timeout,
+    )

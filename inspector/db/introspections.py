@@ -1,0 +1,249 @@
+"""Introspection records: state writes (compare-and-swap), lookup, listing."""
+
+import dataclasses
+import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from inspector import exceptions, states
+from inspector.db import models, stored_data
+from inspector.db.engine import Database
+from inspector.db.models import utcnow
+
+
+@dataclasses.dataclass(frozen=True)
+class Introspection:
+    """A snapshot of one introspection row."""
+
+    uuid: str
+    state: str
+    version: int
+    started_at: datetime.datetime
+    finished_at: datetime.datetime | None
+    error: str | None
+    manage_boot: bool
+
+    @property
+    def finished(self) -> bool:
+        return self.state in states.FINAL
+
+
+def _snapshot(row: models.Introspection) -> Introspection:
+    return Introspection(
+        uuid=row.uuid,
+        state=row.state,
+        version=row.version,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        error=row.error,
+        manage_boot=row.manage_boot,
+    )
+
+
+def get(db: Database, uuid: str) -> Introspection:
+    with db.session() as session:
+        row = session.get(models.Introspection, uuid)
+        if row is None:
+            raise exceptions.IntrospectionNotFound(
+                f"Node {uuid} was not found in the inspector (it was never "
+                "introspected, or its record was removed)"
+            )
+        return _snapshot(row)
+
+
+def start(
+    db: Database,
+    uuid: str,
+    manage_boot: bool,
+    attributes: dict[str, list[str]] | None = None,
+) -> Introspection:
+    """Record a new introspection of ``uuid`` in ``starting``.
+
+    A node seen before moves through the ``start`` event, so starting a node
+    that is already being introspected is refused by the state machine.
+    """
+    now = utcnow()
+    with db.session() as session:
+        row = session.get(models.Introspection, uuid, with_for_update=True)
+        if row is None:
+            row = models.Introspection(
+                uuid=uuid,
+                state=states.STARTING,
+                version=1,
+                started_at=now,
+                finished_at=None,
+                error=None,
+                manage_boot=manage_boot,
+            )
+            session.add(row)
+        else:
+            new_state = states.next_state(row.state, states.START)
+            _cas(
+                session,
+                row.uuid,
+                row.version,
+                state=new_state,
+                started_at=now,
+                finished_at=None,
+                error=None,
+                manage_boot=manage_boot,
+            )
+            session.refresh(row)
+        session.execute(
+            sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
+        )
+        _insert_attributes(session, uuid, attributes or {})
+        session.flush()
+        return _snapshot(row)
+
+
+def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> None:
+    result = session.execute(
+        sa.update(models.Introspection)
+        .where(models.Introspection.uuid == uuid)
+        .where(models.Introspection.version == version)
+        .values(version=version + 1, **values)
+    )
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        raise exceptions.StaleState(node=uuid, version=version)
+
+
+def transition(
+    db: Database,
+    uuid: str,
+    event: str,
+    *,
+    expected_version: int | None = None,
+    error: str | None = None,
+    raw_data: dict[str, Any] | None = None,
+) -> Introspection:
+    """Apply ``event`` to the introspection of ``uuid``; a fenced write.
+
+    With ``expected_version`` the write only happens if nobody changed the
+    row since the caller read it (:class:`StaleState` otherwise).
+    Reaching a final state sets ``finished_at`` and drops lookup attributes.
+    ``raw_data`` is stored as the unprocessed data in the same transaction.
+    """
+    with db.session() as session:
+        row = session.get(models.Introspection, uuid)
+        if row is None:
+            raise exceptions.IntrospectionNotFound(node=uuid)
+        if expected_version is not None and row.version != expected_version:
+            raise exceptions.StaleState(node=uuid, version=expected_version)
+        new_state = states.next_state(row.state, event)
+        values: dict[str, object] = {"state": new_state}
+        if new_state in states.FINAL:
+            values["finished_at"] = utcnow()
+            values["error"] = error if new_state == states.ERROR else None
+            session.execute(
+                sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
+            )
+        elif error is not None:
+            values["error"] = error
+        _cas(session, uuid, row.version, **values)
+        if raw_data is not None:
+            stored_data.put(session, uuid, raw_data, processed=False)
+        session.refresh(row)
+        return _snapshot(row)
+
+
+def _insert_attributes(
+    session: orm.Session, uuid: str, attributes: dict[str, list[str]]
+) -> None:
+    for name, values in attributes.items():
+        for value in sorted(set(values)):
+            session.add(models.Attribute(node_uuid=uuid, name=name, value=value))
+
+
+def set_attributes(db: Database, uuid: str, attributes: dict[str, list[str]]) -> None:
+    """Replace the lookup attributes of ``uuid``."""
+    with db.session() as session:
+        session.execute(
+            sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
+        )
+        _insert_attributes(session, uuid, attributes)
+
+
+def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
+    """Find the single running introspection matching any of ``attributes``."""
+    clauses = [
+        sa.and_(models.Attribute.name == name, models.Attribute.value.in_(values))
+        for name, values in attributes.items()
+        if values
+    ]
+    if not clauses:
+        raise exceptions.LookupFailed(
+            "The ramdisk reported no MAC or BMC address to look the node up by"
+        )
+    with db.session() as session:
+        rows = session.scalars(
+            sa.select(models.Introspection)
+            .join(models.Attribute)
+            .where(sa.or_(*clauses))
+            .where(models.Introspection.state.in_(states.TRANSIENT))
+            .distinct()
+        ).all()
+        if not rows:
+            raise exceptions.LookupFailed(attributes=_describe(attributes))
+        if len(rows) > 1:
+            raise exceptions.LookupFailed(
+                "Multiple nodes under introspection match attributes "
+                f"{_describe(attributes)}: {', '.join(sorted(r.uuid for r in rows))}"
+            )
+        return _snapshot(rows[0])
+
+
+def _describe(attributes: dict[str, list[str]]) -> str:
+    return ", ".join(f"{k}={','.join(v)}" for k, v in sorted(attributes.items()) if v)
+
+
+def list_(
+    db: Database,
+    *,
+    limit: int,
+    marker: str | None = None,
+    states_filter: list[str] | None = None,
+) -> list[Introspection]:
+    """Newest first; ``marker`` is the UUID of the last item of the previous page."""
+    model = models.Introspection
+    query = sa.select(model)
+    with db.session() as session:
+        if marker is not None:
+            mark = session.get(model, marker)
+            if mark is None:
+                raise exceptions.NotFound(
+                    f"Marker {marker} does not match any introspection"
+                )
+            query = query.where(
+                sa.or_(
+                    model.started_at < mark.started_at,
+                    sa.and_(
+                        model.started_at == mark.started_at, model.uuid < mark.uuid
+                    ),
+                )
+            )
+        if states_filter:
+            query = query.where(model.state.in_(states_filter))
+        query = query.order_by(model.started_at.desc(), model.uuid.desc()).limit(limit)
+        return [_snapshot(r) for r in session.scalars(query)]
+
+
+def timed_out(db: Database, started_before: datetime.datetime) -> list[Introspection]:
+    """Running introspections started before the given time."""
+    model = models.Introspection
+    with db.session() as session:
+        query = (
+            sa.select(model)
+            .where(model.state.in_(states.TRANSIENT))
+            .where(model.started_at < started_before)
+        )
+        return [_snapshot(r) for r in session.scalars(query)]
+
+
+def delete(db: Database, uuid: str) -> None:
+    with db.session() as session:
+        session.execute(
+            sa.delete(models.Introspection).where(models.Introspection.uuid == uuid)
+        )

@@ -1,0 +1,62 @@
+"""Schema migrations (alembic) driven from a ConfigOpts."""
+
+import pathlib
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from inspector import exceptions
+from inspector.db.engine import Database
+
+SCRIPT_LOCATION = str(pathlib.Path(__file__).parent / "migrations")
+
+
+def _config(db: Database) -> Config:
+    config = Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    config.attributes["engine"] = db.engine
+    return config
+
+
+def upgrade(db: Database, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` (creating it on an empty database)."""
+    if db.is_sqlite and db.url.database:
+        pathlib.Path(db.url.database).parent.mkdir(parents=True, exist_ok=True)
+    command.upgrade(_config(db), revision)
+
+
+def current(db: Database) -> str | None:
+    """The revision the database is at, or None when it has no schema."""
+    with db.engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def head() -> str | None:
+    return ScriptDirectory(SCRIPT_LOCATION).get_current_head()
+
+
+def revision(db: Database, message: str, autogenerate: bool = True) -> None:
+    """Write a new migration script comparing the models with ``db``."""
+    command.revision(_config(db), message=message, autogenerate=autogenerate)
+
+
+def ensure_schema(db: Database) -> None:
+    """Make sure the schema is current before the service uses it.
+
+    SQLite belongs to this one process, so it is upgraded in place (a new
+    user needs no extra step); a server database is shared with other
+    processes and must be upgraded by the operator with
+    ``ironic-inspector-dbsync upgrade``.
+    """
+    if db.is_sqlite:
+        upgrade(db)
+        return
+    have, want = current(db), head()
+    if have != want:
+        raise exceptions.ConfigError(
+            f"Database schema is at revision {have or 'none'}, this release "
+            f"needs {want}: run 'ironic-inspector-dbsync --config-file ... "
+            "upgrade' first"
+        )

@@ -1,0 +1,125 @@
+"""SQLAlchemy models of the inspector's database."""
+
+import datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime.datetime:
+    """Naive UTC now, as every timestamp column stores it."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Introspection(Base):
+    """One row per node: its latest introspection.
+
+    ``version`` grows on every state write; writers compare-and-swap on it so
+    a stale writer can never overwrite newer state.
+    """
+
+    __tablename__ = "introspections"
+
+    uuid: Mapped[str] = mapped_column(String(36), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    version: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    started_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    finished_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    error: Mapped[str | None] = mapped_column(Text)
+    manage_boot: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+
+    __table_args__ = (
+        Index("introspections_started_at_idx", "started_at", "uuid"),
+        Index("introspections_state_idx", "state"),
+    )
+
+
+class Attribute(Base):
+    """A lookup attribute (MAC or BMC address) of an active introspection."""
+
+    __tablename__ = "attributes"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    node_uuid: Mapped[str] = mapped_column(
+        String(36),
+        ForeignKey("introspections.uuid", ondelete="CASCADE"),
+        nullable=False,
+    )
+    name: Mapped[str] = mapped_column(String(64), nullable=False)
+    value: Mapped[str] = mapped_column(String(255), nullable=False)
+
+    __table_args__ = (
+        Index("attributes_name_value_idx", "name", "value"),
+        Index("attributes_node_uuid_idx", "node_uuid"),
+    )
+
+
+class IntrospectionData(Base):
+    """Raw (as posted) or processed introspection data of a node, as JSON."""
+
+    __tablename__ = "introspection_data"
+
+    node_uuid: Mapped[str] = mapped_column(
+        String(36),
+        ForeignKey("introspections.uuid", ondelete="CASCADE"),
+        primary_key=True,
+    )
+    processed: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    data: Mapped[str] = mapped_column(Text, nullable=False)
+    stored_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+
+
+class Rule(Base):
+    """An introspection rule (used by the rules API)."""
+
+    __tablename__ = "rules"
+
+    uuid: Mapped[str] = mapped_column(String(36), primary_key=True)
+    created_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    description: Mapped[str | None] = mapped_column(Text)
+    disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    scope: Mapped[str | None] = mapped_column(String(255))
+
+    conditions: Mapped[list["RuleCondition"]] = relationship(
+        cascade="all, delete-orphan", order_by="RuleCondition.id"
+    )
+    actions: Mapped[list["RuleAction"]] = relationship(
+        cascade="all, delete-orphan", order_by="RuleAction.id"
+    )
+
+
+class RuleCondition(Base):
+    __tablename__ = "rule_conditions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    rule_uuid: Mapped[str] = mapped_column(
+        String(36), ForeignKey("rules.uuid", ondelete="CASCADE"), nullable=False
+    )
+    op: Mapped[str] = mapped_column(String(255), nullable=False)
+    multiple: Mapped[str] = mapped_column(String(255), nullable=False)
+    invert: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    field: Mapped[str] = mapped_column(Text, nullable=False)
+    params: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class RuleAction(Base):
+    __tablename__ = "rule_actions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    rule_uuid: Mapped[str] = mapped_column(
+        String(36), ForeignKey("rules.uuid", ondelete="CASCADE"), nullable=False
+    )
+    action: Mapped[str] = mapped_column(String(255), nullable=False)
+    params: Mapped[str] = mapped_column(Text, nullable=False)

@@ -1,0 +1,103 @@
+"""Domain exceptions: a message template and an HTTP-neutral error kind."""
+
+from typing import Any
+
+
+class InspectorError(Exception):
+    """Base class; ``code`` is the HTTP status the API maps this error to."""
+
+    code = 500
+    template = "An unexpected error occurred"
+
+    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+        if message is None:
+            try:
+                message = self.template % kwargs if kwargs else self.template
+            except (KeyError, TypeError, ValueError):
+                message = self.template
+        self.kwargs = kwargs
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+
+class InvalidInput(InspectorError):
+    code = 400
+    template = "Invalid input: %(reason)s"
+
+
+class NotFound(InspectorError):
+    code = 404
+    template = "Not found"
+
+
+class NodeNotFound(NotFound):
+    template = "Node %(node)s was not found in Ironic"
+
+
+class IntrospectionNotFound(NotFound):
+    template = "Introspection data for node %(node)s was not found"
+
+
+class DataNotFound(NotFound):
+    template = "Introspection data for node %(node)s was not found"
+
+
+class LookupFailed(NotFound):
+    template = "Could not find a node for attributes %(attributes)s"
+
+
+class Conflict(InspectorError):
+    code = 409
+    template = "Conflict"
+
+
+class NodeLocked(Conflict):
+    template = "Node %(node)s is locked by another operation, please retry later"
+
+
+class StaleState(Conflict):
+    """A compare-and-swap state write lost against a newer write."""
+
+    template = (
+        "Introspection of node %(node)s was changed concurrently "
+        "(expected version %(version)s)"
+    )
+
+
+class InvalidTransition(InspectorError):
+    code = 400
+    template = (
+        "Invalid event: Can not transition from state '%(state)s' "
+        "on event '%(event)s' (no defined transition)"
+    )
+
+
+class NotAcceptable(InspectorError):
+    code = 406
+    template = "Not acceptable"
+
+
+class ServiceUnavailable(InspectorError):
+    code = 503
+    template = "Service temporarily unavailable: %(reason)s"
+
+
+class BaremetalError(InspectorError):
+    """Ironic refused or failed a request after the client's retries."""
+
+    code = 503
+    template = "Ironic request failed: %(reason)s"
+
+
+class ProcessingError(InspectorError):
+    """Processing the ramdisk data failed; ends the introspection in error."""
+
+    code = 400
+    template = "%(reason)s"
+
+
+class ConfigError(InspectorError):
+    template = "Invalid configuration: %(reason)s"

@@ -1,0 +1,24 @@
+"""The objects one service process shares between its API and conductor."""
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from oslo_config import cfg
+
+from inspector.db.engine import Database
+from inspector.locking.base import LockProvider
+
+if TYPE_CHECKING:
+    from inspector.baremetal.client import BaremetalClient
+    from inspector.conductor.rpcapi import ConductorClient
+
+
+@dataclasses.dataclass
+class Runtime:
+    """Process-wide dependencies, built once by an entry point and passed down."""
+
+    conf: cfg.ConfigOpts
+    db: Database
+    baremetal: "BaremetalClient"
+    locks: LockProvider
+    rpc: "ConductorClient | None" = None

@@ -1,0 +1,59 @@
+"""The introspection state machine (same table as ironic-inspector v1)."""
+
+from inspector import exceptions
+
+STARTING = "starting"
+WAITING = "waiting"
+PROCESSING = "processing"
+FINISHED = "finished"
+ERROR = "error"
+REAPPLYING = "reapplying"
+ENROLLING = "enrolling"
+ABORTING = "aborting"
+
+ALL = (STARTING, WAITING, PROCESSING, FINISHED, ERROR, REAPPLYING, ENROLLING, ABORTING)
+"""Every state, in the order the reference lists them."""
+
+TRANSIENT = (STARTING, WAITING, PROCESSING, REAPPLYING, ENROLLING, ABORTING)
+"""States in which an introspection is still running (finished_at unset)."""
+
+FINAL = (FINISHED, ERROR)
+
+START = "start"
+WAIT = "wait"
+PROCESS = "process"
+FINISH = "finish"
+FAIL = "error"
+TIMEOUT = "timeout"
+ABORT = "abort"
+ABORT_END = "abort_end"
+REAPPLY = "reapply"
+
+TRANSITIONS: dict[str, dict[str, str]] = {
+    STARTING: {WAIT: WAITING, FAIL: ERROR, TIMEOUT: ERROR},
+    WAITING: {START: STARTING, PROCESS: PROCESSING, TIMEOUT: ERROR, ABORT: ABORTING},
+    PROCESSING: {FINISH: FINISHED, FAIL: ERROR, TIMEOUT: ERROR},
+    FINISHED: {START: STARTING, FINISH: FINISHED, REAPPLY: REAPPLYING},
+    ERROR: {START: STARTING, FAIL: ERROR, ABORT: ERROR, REAPPLY: REAPPLYING},
+    REAPPLYING: {FINISH: FINISHED, FAIL: ERROR, TIMEOUT: ERROR, REAPPLY: REAPPLYING},
+    ENROLLING: {PROCESS: PROCESSING, FAIL: ERROR, TIMEOUT: ERROR},
+    ABORTING: {TIMEOUT: ERROR, ABORT_END: ERROR},
+}
+
+ABORTED_MESSAGE = "Canceled by operator"
+TIMEOUT_MESSAGE = "Introspection timeout"
+
+
+def next_state(state: str, event: str) -> str:
+    """Return the state ``event`` leads to from ``state``.
+
+    :raises InvalidTransition: when the table has no such transition.
+    """
+    try:
+        return TRANSITIONS[state][event]
+    except KeyError:
+        raise exceptions.InvalidTransition(state=state, event=event) from None
+
+
+def allows(state: str, event: str) -> bool:
+    return event in TRANSITIONS.get(state, {})
