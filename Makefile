@@ -1,0 +1,43 @@
+# The README's commands: `make demo` and `make test` do all the set-up.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+MACHINES ?= 20
+DEMO_ARGS ?=
+
+.PHONY: all venv packages demo test lint unit functional integration clean
+
+all: test
+
+$(STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# Debian packages the integration tests need (PostgreSQL), installed when missing.
+packages:
+	tools/ensure-packages.sh
+
+demo: venv
+	$(BIN)/ironic-inspector-lab demo --machines $(MACHINES) $(DEMO_ARGS)
+
+lint: venv
+	$(BIN)/ruff check inspector tests
+	$(BIN)/mypy inspector
+
+unit: venv
+	$(BIN)/pytest tests/unit -q -p no:cacheprovider
+
+functional: venv
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider
+
+integration: venv packages
+	$(BIN)/pytest tests/integration -q -p no:cacheprovider
+
+test: lint unit functional integration
+
+clean:
+	rm -rf $(VENV) .work .mypy_cache .ruff_cache

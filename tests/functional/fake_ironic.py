@@ -1,0 +1,135 @@
+"""An in-memory stand-in for Ironic at the client boundary (functional tests)."""
+
+import copy
+import threading
+import uuid as uuidlib
+from typing import Any
+
+from inspector import exceptions
+
+
+class FakeIronic:
+    """Implements the BaremetalClient interface over dictionaries."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, dict[str, Any]] = {}
+        self.ports: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.fail: dict[str, exceptions.InspectorError] = {}
+        self._lock = threading.Lock()
+
+    # test helpers
+
+    def add_node(
+        self,
+        name: str | None = None,
+        *,
+        bmc: str | None = None,
+        macs: tuple[str, ...] = (),
+        provision_state: str = "manageable",
+        properties: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        uuid = str(uuidlib.uuid4())
+        node = {
+            "uuid": uuid,
+            "name": name,
+            "provision_state": provision_state,
+            "power_state": "power off",
+            "maintenance": False,
+            "driver": "fake-hardware",
+            "driver_info": {"ipmi_address": bmc} if bmc else {},
+            "properties": dict(properties or {}),
+            "extra": {},
+            "reservation": None,
+            "boot_device": None,
+        }
+        self.nodes[uuid] = node
+        for mac in macs:
+            self.create_port(uuid, {"address": mac, "pxe_enabled": True})
+        self.calls.clear()
+        return node
+
+    def node_ports(self, node_uuid: str) -> list[dict[str, Any]]:
+        return [p for p in self.ports.values() if p["node_uuid"] == node_uuid]
+
+    def _record(self, call: str, target: str) -> None:
+        with self._lock:
+            self.calls.append((call, target))
+        if call in self.fail:
+            raise self.fail[call]
+
+    def _node(self, node_id: str) -> dict[str, Any]:
+        if node_id in self.nodes:
+            return self.nodes[node_id]
+        for node in self.nodes.values():
+            if node["name"] == node_id:
+                return node
+        raise exceptions.NodeNotFound(node=node_id)
+
+    # the client interface
+
+    def get_node(self, node_id: str) -> dict[str, Any]:
+        self._record("get_node", node_id)
+        return copy.deepcopy(self._node(node_id))
+
+    def list_ports(self, node_uuid: str) -> list[dict[str, Any]]:
+        self._record("list_ports", node_uuid)
+        return copy.deepcopy(self.node_ports(node_uuid))
+
+    def set_boot_device(
+        self, node_uuid: str, device: str = "pxe", persistent: bool = False
+    ) -> None:
+        self._record("set_boot_device", node_uuid)
+        self._node(node_uuid)["boot_device"] = device
+
+    def set_power_state(self, node_uuid: str, target: str) -> None:
+        self._record("set_power_state", node_uuid)
+        state = "power off" if target == "power off" else "power on"
+        self._node(node_uuid)["power_state"] = state
+
+    def patch_node(
+        self, node_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        self._record("patch_node", node_uuid)
+        node = self._node(node_uuid)
+        for patch in patches:
+            parts = patch["path"].strip("/").split("/")
+            target = node
+            for part in parts[:-1]:
+                target = target.setdefault(part, {})
+            if patch["op"] == "remove":
+                target.pop(parts[-1], None)
+            else:
+                target[parts[-1]] = patch["value"]
+        return copy.deepcopy(node)
+
+    def create_port(self, node_uuid: str, body: dict[str, Any]) -> dict[str, Any]:
+        self._record("create_port", node_uuid)
+        address = body["address"].lower()
+        if any(p["address"] == address for p in self.ports.values()):
+            raise exceptions.Conflict(
+                f"A port with MAC address {address} already exists"
+            )
+        port = {
+            "uuid": str(uuidlib.uuid4()),
+            "node_uuid": node_uuid,
+            "extra": {},
+            "local_link_connection": {},
+            **body,
+            "address": address,
+        }
+        self.ports[port["uuid"]] = port
+        return copy.deepcopy(port)
+
+    def delete_port(self, port_uuid: str) -> None:
+        self._record("delete_port", port_uuid)
+        self.ports.pop(port_uuid, None)
+
+    def patch_port(
+        self, port_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        self._record("patch_port", port_uuid)
+        port = self.ports[port_uuid]
+        for patch in patches:
+            port[patch["path"].strip("/")] = patch.get("value")
+        return copy.deepcopy(port)

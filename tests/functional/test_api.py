@@ -1,0 +1,211 @@
+"""Version negotiation, listing, pagination and bad input over HTTP."""
+
+import random
+from typing import Any
+
+import pytest
+
+from inspector import states
+from inspector.api import versions
+from tests.functional.conftest import Service
+
+V = "X-OpenStack-Ironic-Inspector-API-Version"
+
+
+def test_root_lists_current_version(service: Service) -> None:
+    resp = service.client.get("/")
+    assert resp.status_code == 200
+    body = resp.get_json()
+    assert body["versions"][0]["id"] == "1.18"
+    assert body["versions"][0]["status"] == "CURRENT"
+    assert body["versions"][0]["links"][0]["href"].endswith("/v1")
+
+
+def test_v1_lists_resources(service: Service) -> None:
+    names = [r["name"] for r in service.client.get("/v1").get_json()["resources"]]
+    assert "introspection" in names and "continue" in names
+
+
+@pytest.mark.parametrize("path", ["/", "/v1", "/v1/introspection/nope/x"])
+def test_version_headers_on_every_response(service: Service, path: str) -> None:
+    resp = service.client.get(path)
+    assert resp.headers[versions.MIN_HEADER] == "1.0"
+    assert resp.headers[versions.MAX_HEADER] == "1.18"
+
+
+@pytest.mark.parametrize(
+    "headers,status,version",
+    [
+        ({V: "1.9"}, 200, "1.9"),
+        ({V: "latest"}, 200, "1.18"),
+        ({"OpenStack-API-Version": "baremetal-introspection 1.12"}, 200, "1.12"),
+        ({"OpenStack-API-Version": "compute 2.1"}, 200, "1.18"),
+        ({V: "1.99"}, 406, None),
+        ({V: "2.0"}, 406, None),
+        ({V: "one.two"}, 400, None),
+        ({V: "1"}, 400, None),
+    ],
+)
+def test_negotiation(
+    service: Service, headers: dict[str, str], status: int, version: str | None
+) -> None:
+    resp = service.client.get("/", headers=headers)
+    assert resp.status_code == status
+    assert resp.headers[versions.MAX_HEADER] == "1.18"
+    if version:
+        assert resp.headers[V] == version
+    else:
+        assert "error" in resp.get_json()
+    if status == 406:
+        assert "supported range is 1.0 to 1.18" in resp.get_json()["error"]["message"]
+
+
+def _introspect(service: Service, count: int) -> list[str]:
+    uuids = []
+    for _ in range(count):
+        node = service.ironic.add_node(
+            bmc=f"10.1.{random.randrange(256)}.{random.randrange(1, 255)}"
+        )
+        assert (
+            service.client.post(f"/v1/introspection/{node['uuid']}").status_code == 202
+        )
+        uuids.append(node["uuid"])
+    for uuid in uuids:
+        service.wait_for(uuid, states.WAITING)
+    return uuids
+
+
+def test_pagination_newest_first(service: Service) -> None:
+    uuids = _introspect(service, 5)
+    listed: list[str] = []
+    marker = None
+    while True:
+        url = "/v1/introspection?limit=2" + (f"&marker={marker}" if marker else "")
+        page = service.client.get(url).get_json()["introspection"]
+        if not page:
+            break
+        assert len(page) <= 2
+        listed += [item["uuid"] for item in page]
+        marker = page[-1]["uuid"]
+    assert len(listed) == len(set(listed))
+    positions = [listed.index(u) for u in uuids]
+    assert positions == sorted(positions, reverse=True)
+
+
+def test_list_state_filter(service: Service) -> None:
+    _introspect(service, 1)
+    items = service.client.get("/v1/introspection?state=waiting,starting").get_json()
+    assert items["introspection"]
+    assert {i["state"] for i in items["introspection"]} <= {"waiting", "starting"}
+    resp = service.client.get("/v1/introspection?state=bogus")
+    assert resp.status_code == 400
+    assert "bogus" in resp.get_json()["error"]["message"]
+    resp = service.client.get("/v1/introspection?state=waiting", headers={V: "1.17"})
+    assert resp.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "query,status,fragment",
+    [
+        ("limit=-1", 400, "negative"),
+        ("limit=100000", 400, "maximum is 1000"),
+        ("limit=abc", 400, "expected an integer"),
+        ("marker=not-a-uuid", 400, "expected a UUID"),
+        ("marker=0c0c0c0c-0000-4000-8000-000000000000", 404, "Marker"),
+    ],
+)
+def test_list_bad_params(
+    service: Service, query: str, status: int, fragment: str
+) -> None:
+    resp = service.client.get(f"/v1/introspection?{query}")
+    assert resp.status_code == status
+    assert fragment in resp.get_json()["error"]["message"]
+
+
+def test_list_needs_1_8(service: Service) -> None:
+    assert (
+        service.client.get("/v1/introspection", headers={V: "1.7"}).status_code == 404
+    )
+
+
+def test_status_fields_by_version(service: Service) -> None:
+    uuid = _introspect(service, 1)[0]
+    old = service.client.get(f"/v1/introspection/{uuid}", headers={V: "1.0"}).get_json()
+    assert "state" not in old and "started_at" not in old
+    assert old["finished"] is False
+    new = service.client.get(f"/v1/introspection/{uuid}").get_json()
+    assert new["state"] == "waiting" and new["started_at"]
+    assert new["links"][0]["href"].endswith(f"/v1/introspection/{uuid}")
+
+
+@pytest.mark.parametrize(
+    "body,content_type,fragment",
+    [
+        (b"{not json", "application/json", "Invalid JSON"),
+        (b"[1, 2]", "application/json", "must be a JSON object"),
+        (b'"text"', "application/json", "must be a JSON object"),
+        (b"", "application/json", "JSON object is required"),
+        (b"\xff\xfe{}", "application/json", "not valid UTF-8"),
+        (b"{}", "text/plain", "no MAC or BMC"),
+    ],
+)
+def test_continue_bad_bodies(
+    service: Service, body: bytes, content_type: str, fragment: str
+) -> None:
+    resp = service.client.post(
+        "/v1/continue", data=body, headers={"Content-Type": content_type}
+    )
+    assert 400 <= resp.status_code < 500
+    assert fragment in resp.get_json()["error"]["message"]
+
+
+def test_deeply_nested_body_is_400(service: Service) -> None:
+    body = "[" * 100000 + "]" * 100000
+    resp = service.client.post(
+        "/v1/continue", data=body, headers={"Content-Type": "application/json"}
+    )
+    assert resp.status_code == 400
+
+
+def test_huge_body_is_413(service: Service) -> None:
+    resp = service.client.post(
+        "/v1/continue",
+        data=b"{" + b" " * (17 * 2**20) + b"}",
+        headers={"Content-Type": "application/json"},
+    )
+    assert resp.status_code == 413
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/introspection/..%2F..%2Fetc%2Fpasswd",
+        "/v1/introspection/x' OR '1'='1",
+        "/v1/introspection/" + "a" * 300,
+    ],
+)
+def test_bad_node_ids(service: Service, path: str) -> None:
+    resp = service.client.get(path)
+    assert resp.status_code in (400, 404)
+    assert "error" in resp.get_json()
+
+
+def test_unknown_route_and_method(service: Service) -> None:
+    resp = service.client.get("/v2")
+    assert resp.status_code == 404 and "error" in resp.get_json()
+    resp = service.client.delete("/v1/continue")
+    assert resp.status_code == 405 and "error" in resp.get_json()
+
+
+def test_status_of_never_introspected(service: Service) -> None:
+    node = service.ironic.add_node(bmc="10.3.3.3")
+    resp = service.client.get(f"/v1/introspection/{node['uuid']}")
+    assert resp.status_code == 404
+
+
+def test_continue_with_sql_looking_strings(service: Service, payload: Any) -> None:
+    data = payload("52:54:00:00:00:01", "1.2.3.4'; DROP TABLE introspections; --")
+    data["inventory"]["interfaces"][0]["mac_address"] = "'; DELETE FROM attributes; --"
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 404
+    assert service.client.get("/v1/introspection").status_code == 200

@@ -1,0 +1,357 @@
+"""Start -> ramdisk -> processing -> finished, and the ways it can go wrong."""
+
+import random
+from typing import Any
+
+import pytest
+
+from inspector import exceptions, states
+from inspector.db import introspections, models
+from tests.functional.conftest import Service
+
+
+def random_mac() -> str:
+    return "52:54:" + ":".join(f"{random.randrange(256):02x}" for _ in range(4))
+
+
+def random_bmc() -> str:
+    return (
+        f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+    )
+
+
+@pytest.fixture
+def node(service: Service) -> dict[str, Any]:
+    return service.ironic.add_node(
+        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
+    )
+
+
+def test_happy_path_updates_ironic(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    mac = random_mac()
+    resp = service.client.post(f"/v1/introspection/{uuid}")
+    assert resp.status_code == 202, resp.get_json()
+    assert resp.get_json() == {}
+    service.wait_for(uuid, states.WAITING)
+    assert ("set_boot_device", uuid) in service.ironic.calls
+    assert service.ironic.nodes[uuid]["power_state"] == "power on"
+
+    data = payload(mac, node["driver_info"]["ipmi_address"])
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 200, resp.get_json()
+    assert resp.get_json() == {"uuid": uuid}
+
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED, status
+    assert status["finished"] is True and status["error"] is None
+    assert status["finished_at"] is not None
+    props = service.ironic.nodes[uuid]["properties"]
+    assert props["cpus"] == 80
+    assert props["memory_mb"] == 393216
+    assert props["cpu_arch"] == "x86_64"
+    assert props["local_gb"] > 0
+    ports = service.ironic.node_ports(uuid)
+    assert [p["address"] for p in ports] == [mac]
+    assert ports[0]["pxe_enabled"] is True
+    assert service.ironic.nodes[uuid]["power_state"] == "power off"
+
+    processed = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
+    assert processed["inventory"]["cpu"]["count"] == 80
+    raw = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
+    assert raw["inventory"]["bmc_address"] == node["driver_info"]["ipmi_address"]
+
+
+def test_lookup_by_port_mac(service: Service, payload: Any) -> None:
+    mac = random_mac()
+    node = service.ironic.add_node(macs=(mac,))
+    uuid = node["uuid"]
+    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    resp = service.client.post("/v1/continue", json=payload(mac, "203.0.113.250"))
+    assert resp.get_json() == {"uuid": uuid}
+    assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
+
+
+def test_start_by_name(service: Service, node: dict[str, Any]) -> None:
+    resp = service.client.post(f"/v1/introspection/{node['name']}")
+    assert resp.status_code == 202
+    status = service.wait_for(node["name"], states.WAITING)
+    assert status["uuid"] == node["uuid"]
+
+
+def test_names_need_1_5(service: Service, node: dict[str, Any]) -> None:
+    resp = service.client.post(
+        f"/v1/introspection/{node['name']}",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.4"},
+    )
+    assert resp.status_code == 400
+    assert "expected a UUID" in resp.get_json()["error"]["message"]
+
+
+def test_manage_boot_false_leaves_power_alone(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    resp = service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
+    assert resp.status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    service.client.post(
+        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
+    )
+    assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
+    calls = {c for c, target in service.ironic.calls if target == uuid}
+    assert "set_power_state" not in calls and "set_boot_device" not in calls
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", ""])
+def test_manage_boot_invalid(
+    service: Service, node: dict[str, Any], value: str
+) -> None:
+    resp = service.client.post(f"/v1/introspection/{node['uuid']}?manage_boot={value}")
+    assert resp.status_code == 400
+    assert "manage_boot" in resp.get_json()["error"]["message"]
+    assert service.client.get(f"/v1/introspection/{node['uuid']}").status_code == 404
+
+
+def test_manage_boot_refused_when_not_allowed(
+    service: Service, conf: Any, node: dict[str, Any]
+) -> None:
+    conf.set_override("can_manage_boot", False)
+    resp = service.client.post(f"/v1/introspection/{node['uuid']}")
+    assert resp.status_code == 400
+    assert "can_manage_boot" in resp.get_json()["error"]["message"]
+    resp = service.client.post(f"/v1/introspection/{node['uuid']}?manage_boot=0")
+    assert resp.status_code == 202
+
+
+def test_abort_waiting(service: Service, node: dict[str, Any]) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}")
+    service.wait_for(uuid, states.WAITING)
+    resp = service.client.post(f"/v1/introspection/{uuid}/abort")
+    assert resp.status_code == 202
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.ERROR
+    assert status["error"] == "Canceled by operator"
+    assert service.ironic.nodes[uuid]["power_state"] == "power off"
+
+
+def test_abort_finished_is_invalid(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
+    service.wait_for(uuid, states.WAITING)
+    service.client.post(
+        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
+    )
+    service.wait_for(uuid, states.FINISHED)
+    resp = service.client.post(f"/v1/introspection/{uuid}/abort")
+    assert resp.status_code == 400
+    message = resp.get_json()["error"]["message"]
+    assert "no defined transition" in message
+    assert (
+        service.client.get(f"/v1/introspection/{uuid}").get_json()["state"]
+        == states.FINISHED
+    )
+
+
+def test_abort_unknown(service: Service) -> None:
+    resp = service.client.post(
+        "/v1/introspection/0b0b0b0b-0000-4000-8000-000000000000/abort"
+    )
+    assert resp.status_code == 404
+
+
+def test_abort_locked(service: Service, node: dict[str, Any]) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}")
+    service.wait_for(uuid, states.WAITING)
+    lock = service.rt.locks.get_lock(uuid)
+    assert lock.acquire()
+    try:
+        resp = service.client.post(f"/v1/introspection/{uuid}/abort")
+        assert resp.status_code == 409
+        assert "locked" in resp.get_json()["error"]["message"]
+    finally:
+        lock.release()
+
+
+def test_timeout(service: Service, node: dict[str, Any], conf: Any) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}")
+    service.wait_for(uuid, states.WAITING)
+    with service.rt.db.session() as session:
+        row = session.get(models.Introspection, uuid)
+        assert row is not None
+        row.started_at = introspections.utcnow().replace(year=2000)
+    conf.set_override("timeout", 60)
+    assert service.conductor.manager.check_timeouts() >= 1
+    status = service.client.get(f"/v1/introspection/{uuid}").get_json()
+    assert status["state"] == states.ERROR
+    assert status["error"] == "Introspection timeout"
+    assert service.ironic.nodes[uuid]["power_state"] == "power off"
+
+
+def test_double_start_while_starting_is_refused(
+    service: Service, node: dict[str, Any]
+) -> None:
+    uuid = node["uuid"]
+    lock = service.rt.locks.get_lock(uuid)
+    # hold the node so the first start stays in "starting"
+    service.ironic.fail.clear()
+    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+    assert lock.acquire(timeout=5)
+    try:
+        record = introspections.get(service.rt.db, uuid)
+        if record.state == states.STARTING:
+            resp = service.client.post(f"/v1/introspection/{uuid}")
+            assert resp.status_code == 409
+    finally:
+        lock.release()
+    service.wait_for(uuid, states.WAITING)
+    # waiting -> start is allowed by the state machine: a restart
+    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+    service.wait_for(uuid, states.WAITING)
+
+
+def test_restart_from_error(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    service.ironic.fail["set_power_state"] = exceptions.BaremetalError(
+        reason="BMC unreachable"
+    )
+    try:
+        service.client.post(f"/v1/introspection/{uuid}")
+        status = service.wait_for(uuid, *states.FINAL)
+    finally:
+        service.ironic.fail.clear()
+    assert status["state"] == states.ERROR
+    assert "Failed to power on the node" in status["error"]
+    assert "BMC unreachable" in status["error"]
+    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    service.client.post(
+        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
+    )
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED and status["error"] is None
+
+
+def test_ramdisk_error_ends_in_error(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}")
+    service.wait_for(uuid, states.WAITING)
+    data = payload(random_mac(), node["driver_info"]["ipmi_address"])
+    data["error"] = "disk controller on fire"
+    assert service.client.post("/v1/continue", json=data).status_code == 200
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.ERROR
+    assert "disk controller on fire" in status["error"]
+    assert "cpus" not in service.ironic.nodes[uuid]["properties"]
+
+
+def test_unknown_mac_is_404(service: Service, payload: Any) -> None:
+    resp = service.client.post("/v1/continue", json=payload(random_mac(), "198.18.0.1"))
+    assert resp.status_code == 404
+    assert "Could not find a node" in resp.get_json()["error"]["message"]
+
+
+def test_post_for_finished_node_changes_nothing(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    bmc = node["driver_info"]["ipmi_address"]
+    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
+    service.wait_for(uuid, states.WAITING)
+    mac = random_mac()
+    service.client.post("/v1/continue", json=payload(mac, bmc))
+    service.wait_for(uuid, states.FINISHED)
+    before = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
+    evil = payload(mac, bmc)
+    evil["inventory"]["cpu"]["count"] = 1
+    assert service.client.post("/v1/continue", json=evil).status_code == 404
+    after = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
+    assert after == before
+    assert service.ironic.nodes[uuid]["properties"]["cpus"] == 80
+
+
+def test_reapply(service: Service, node: dict[str, Any], payload: Any) -> None:
+    uuid = node["uuid"]
+    bmc = node["driver_info"]["ipmi_address"]
+    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
+    service.wait_for(uuid, states.WAITING)
+    service.client.post("/v1/continue", json=payload(random_mac(), bmc))
+    service.wait_for(uuid, states.FINISHED)
+    service.ironic.nodes[uuid]["properties"]["cpus"] = 1
+    resp = service.client.post(f"/v1/introspection/{uuid}/data/unprocessed")
+    assert resp.status_code == 202
+    service.wait_for(uuid, states.FINISHED)
+    assert service.ironic.nodes[uuid]["properties"]["cpus"] == 80
+
+    data = payload(random_mac(), bmc)
+    data["inventory"]["cpu"]["count"] = 8
+    resp = service.client.post(f"/v1/introspection/{uuid}/data/unprocessed", json=data)
+    assert resp.status_code == 202
+    service.wait_for(uuid, states.FINISHED)
+    import time
+
+    deadline = time.monotonic() + 5
+    while service.ironic.nodes[uuid]["properties"]["cpus"] != 8:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_reapply_waiting_is_invalid(service: Service, node: dict[str, Any]) -> None:
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}")
+    service.wait_for(uuid, states.WAITING)
+    resp = service.client.post(
+        f"/v1/introspection/{uuid}/data/unprocessed", json={"inventory": {}}
+    )
+    assert resp.status_code == 400
+    assert "no defined transition" in resp.get_json()["error"]["message"]
+
+
+def test_store_data_none(
+    service: Service, conf: Any, node: dict[str, Any], payload: Any
+) -> None:
+    conf.set_override("store_data", "none", group="processing")
+    uuid = node["uuid"]
+    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
+    service.wait_for(uuid, states.WAITING)
+    service.client.post(
+        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
+    )
+    service.wait_for(uuid, states.FINISHED)
+    resp = service.client.get(f"/v1/introspection/{uuid}/data")
+    assert resp.status_code == 404
+    assert "store_data" in resp.get_json()["error"]["message"]
+    resp = service.client.post(f"/v1/introspection/{uuid}/data/unprocessed")
+    assert resp.status_code == 400
+
+
+def test_node_in_wrong_provision_state(service: Service) -> None:
+    node = service.ironic.add_node(bmc="10.9.9.9", provision_state="active")
+    resp = service.client.post(f"/v1/introspection/{node['uuid']}")
+    assert resp.status_code == 400
+    assert "provision state 'active'" in resp.get_json()["error"]["message"]
+
+
+def test_node_without_lookup_attributes(service: Service) -> None:
+    node = service.ironic.add_node()
+    resp = service.client.post(f"/v1/introspection/{node['uuid']}")
+    assert resp.status_code == 400
+    assert "neither ports nor a BMC address" in resp.get_json()["error"]["message"]
+
+
+def test_unknown_node(service: Service) -> None:
+    resp = service.client.post("/v1/introspection/7b7b7b7b-0000-4000-8000-000000000000")
+    assert resp.status_code == 404
+    assert "not found in Ironic" in resp.get_json()["error"]["message"]

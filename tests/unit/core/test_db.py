@@ -1,0 +1,88 @@
+import pathlib
+
+import pytest
+
+from inspector import exceptions, states
+from inspector.db import engine, introspections, migration, stored_data
+
+UUID = "11111111-2222-4333-8444-555555555555"
+
+
+@pytest.fixture
+def db(tmp_path: pathlib.Path) -> engine.Database:
+    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
+    migration.upgrade(database)
+    return database
+
+
+def test_migrations_match_models(db: engine.Database) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from inspector.db import models
+
+    with db.engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), models.Base.metadata)
+    assert diff == []
+    assert migration.current(db) == migration.head()
+
+
+def test_compare_and_swap_fences_stale_writers(db: engine.Database) -> None:
+    record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    waiting = introspections.transition(
+        db, UUID, states.WAIT, expected_version=record.version
+    )
+    assert waiting.version == record.version + 1
+    with pytest.raises(exceptions.StaleState):
+        introspections.transition(
+            db, UUID, states.FAIL, expected_version=record.version, error="late"
+        )
+    assert introspections.get(db, UUID).state == states.WAITING
+
+
+def test_final_state_drops_lookup_attributes(db: engine.Database) -> None:
+    introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    assert introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]}).uuid == UUID
+    introspections.transition(db, UUID, states.FAIL, error="boom")
+    with pytest.raises(exceptions.LookupFailed):
+        introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    record = introspections.get(db, UUID)
+    assert record.error == "boom" and record.finished_at is not None
+
+
+def test_lookup_ambiguous(db: engine.Database) -> None:
+    other = "99999999-2222-4333-8444-555555555555"
+    introspections.start(db, UUID, True, {"bmc_address": ["10.0.0.1"]})
+    introspections.start(db, other, True, {"bmc_address": ["10.0.0.1"]})
+    with pytest.raises(exceptions.LookupFailed) as err:
+        introspections.lookup(db, {"bmc_address": ["10.0.0.1"]})
+    assert "Multiple" in str(err.value)
+
+
+def test_restart_resets_error(db: engine.Database) -> None:
+    introspections.start(db, UUID, True)
+    introspections.transition(db, UUID, states.FAIL, error="boom")
+    again = introspections.start(db, UUID, False)
+    assert again.state == states.STARTING
+    assert again.error is None and again.finished_at is None
+    assert again.manage_boot is False
+
+
+def test_start_while_starting_refused(db: engine.Database) -> None:
+    introspections.start(db, UUID, True)
+    with pytest.raises(exceptions.InvalidTransition):
+        introspections.start(db, UUID, True)
+
+
+def test_raw_data_stored_with_transition(db: engine.Database) -> None:
+    introspections.start(db, UUID, True)
+    introspections.transition(db, UUID, states.WAIT)
+    introspections.transition(db, UUID, states.PROCESS, raw_data={"a": 1})
+    assert stored_data.get(db, UUID, processed=False) == {"a": 1}
+    with pytest.raises(exceptions.DataNotFound):
+        stored_data.get(db, UUID, processed=True)
+
+
+def test_bad_url_is_config_error() -> None:
+    with pytest.raises(exceptions.ConfigError):
+        engine.Database("not a url")
