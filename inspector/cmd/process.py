@@ -10,7 +10,13 @@ DEFAULT_CONFIG_FILE = "/etc/ironic-inspector/inspector.conf"
 
 
 def select_threading_backend() -> None:
-    """Make oslo.service use OS threads; must run before it is imported."""
+    """Make oslo.service use OS threads; must run before it is imported.
+
+    eventlet is installed as a dependency of oslo.service, and futurist
+    imports it whenever it can; marking it absent keeps it out of the
+    process entirely, so nothing can monkey-patch or rely on it.
+    """
+    sys.modules.setdefault("eventlet", None)  # type: ignore[arg-type]
     from oslo_service import backend
 
     try:

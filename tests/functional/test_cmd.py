@@ -1,0 +1,64 @@
+"""The console scripts refuse bad configuration with one clear line."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+BIN = pathlib.Path(sys.executable).parent
+
+
+def run(tmp_path: pathlib.Path, script: str, conf: str, *args: str
+        ) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "inspector.conf"
+    path.write_text(conf)
+    return subprocess.run([str(BIN / script), "--config-file", str(path), *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("conf,fragment", [
+    ("[processing]\nstore_data = swift\n", "[processing]store_data"),
+    ("[processing]\nadd_ports = some\n", "[processing]add_ports"),
+    ("[DEFAULT]\nauth_strategy = keystone\n", "[DEFAULT]auth_strategy"),
+    ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
+    ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
+])
+def test_bad_choice_stops_start_up(tmp_path: pathlib.Path, conf: str,
+                                   fragment: str) -> None:
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    result = run(tmp_path, "ironic-inspector", conf + db)
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_standalone_false_refused(tmp_path: pathlib.Path) -> None:
+    result = run(tmp_path, "ironic-inspector", "[DEFAULT]\nstandalone = False\n")
+    assert result.returncode == 2
+    assert "standalone" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_unknown_hook_refused(tmp_path: pathlib.Path) -> None:
+    conf = (f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+            "[processing]\nprocessing_hooks = scheduler,no_such_hook\n")
+    result = run(tmp_path, "ironic-inspector", conf)
+    assert result.returncode == 2
+    assert "no_such_hook" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_dbsync_upgrade_and_current(tmp_path: pathlib.Path) -> None:
+    conf = f"[database]\nconnection = sqlite:///{tmp_path}/sub/db.sqlite\n"
+    result = run(tmp_path, "ironic-inspector-dbsync", conf, "current")
+    assert result.returncode == 0 and "none" in result.stdout
+    result = run(tmp_path, "ironic-inspector-dbsync", conf, "upgrade")
+    assert result.returncode == 0, result.stderr
+    result = run(tmp_path, "ironic-inspector-dbsync", conf, "current")
+    assert result.stdout.strip() == "0001"
+
+
+def test_dbsync_bad_url(tmp_path: pathlib.Path) -> None:
+    result = run(tmp_path, "ironic-inspector-dbsync",
+                 "[database]\nconnection = nonsense\n", "upgrade")
+    assert result.returncode == 2
+    assert "[database]connection" in result.stderr
