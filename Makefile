@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo test lint unit functional integration clean
+.PHONY: all venv packages demo test lint unit functional integration genconfig clean
 
 all: test
 
@@ -38,6 +38,9 @@ integration: venv packages
 	$(BIN)/pytest tests/integration -q -p no:cacheprovider
 
 test: lint unit functional integration
+
+genconfig: venv
+	$(BIN)/oslo-config-generator --config-file etc/ironic-inspector/config-generator.conf
 
 clean:
 	rm -rf $(VENV) .work .mypy_cache .ruff_cache

@@ -1,0 +1,20 @@
+"""The committed sample configuration matches the options in the code."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def test_sample_is_current(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "sample.conf"
+    generator = pathlib.Path(sys.executable).parent / "oslo-config-generator"
+    subprocess.run(
+        [str(generator), "--config-file",
+         str(ROOT / "etc/ironic-inspector/config-generator.conf"),
+         "--output-file", str(out)],
+        check=True, cwd=ROOT,
+    )
+    committed = (ROOT / "etc/ironic-inspector/inspector.conf.sample").read_text()
+    assert out.read_text() == committed, "run 'make genconfig' and commit the result"
