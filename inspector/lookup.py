@@ -10,7 +10,7 @@ MAC = "mac"
 BMC = "bmc_address"
 
 
-def _normalise_mac(value: Any) -> str | None:
+def normalise_mac(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     mac = value.strip().lower().replace("-", ":")
@@ -48,7 +48,7 @@ def from_data(data: dict[str, Any]) -> dict[str, list[str]]:
     if isinstance(interfaces, list):
         for iface in interfaces:
             if isinstance(iface, dict):
-                mac = _normalise_mac(iface.get("mac_address"))
+                mac = normalise_mac(iface.get("mac_address"))
                 if mac:
                     macs.append(mac)
     bmcs = []
@@ -63,7 +63,7 @@ def from_node(
     conf: cfg.ConfigOpts, node: dict[str, Any], ports: list[dict[str, Any]]
 ) -> dict[str, list[str]]:
     """Attributes of an Ironic node: its ports' MACs and its BMC address."""
-    macs = {m for m in (_normalise_mac(p.get("address")) for p in ports) if m}
+    macs = {m for m in (normalise_mac(p.get("address")) for p in ports) if m}
     driver_info = node.get("driver_info") or {}
     fields = ["ipmi_address"] + [
         f for f in conf.ipmi_address_fields if f != "ipmi_address"

@@ -5,7 +5,14 @@ from collections.abc import Callable
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.conf import database, default, ironic, processing, pxe_filter
+from inspector.conf import (
+    database,
+    default,
+    ironic,
+    pci_devices,
+    processing,
+    pxe_filter,
+)
 
 _Register = Callable[[cfg.ConfigOpts], None]
 _Lister = Callable[[], list[cfg.Opt]]
@@ -16,6 +23,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (ironic.GROUP, ironic.register_opts, ironic.list_opts),
     (processing.GROUP, processing.register_opts, processing.list_opts),
     (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),
+    (pci_devices.GROUP, pci_devices.register_opts, pci_devices.list_opts),
 ]
 
 

@@ -29,6 +29,8 @@ def upgrade(db: Database, revision: str = "head") -> None:
 
 def current(db: Database) -> str | None:
     """The revision the database is at, or None when it has no schema."""
+    if db.is_sqlite and db.url.database and not pathlib.Path(db.url.database).exists():
+        return None  # connecting would create an empty file
     with db.engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 

@@ -31,8 +31,13 @@ class PostgresServer:
     :meth:`stop` unless ``keep`` is set.
     """
 
-    def __init__(self, work_dir: pathlib.Path, port: int | None = None,
-                 database: str = "inspector", keep: bool = False) -> None:
+    def __init__(
+        self,
+        work_dir: pathlib.Path,
+        port: int | None = None,
+        database: str = "inspector",
+        keep: bool = False,
+    ) -> None:
         self.work_dir = pathlib.Path(work_dir)
         self.port = port or loopback.free_port()
         self.database = database
@@ -44,8 +49,10 @@ class PostgresServer:
 
     @property
     def url(self) -> str:
-        return (f"postgresql+psycopg2://inspector:inspector@127.0.0.1:{self.port}/"
-                f"{self.database}")
+        return (
+            f"postgresql+psycopg2://inspector:inspector@127.0.0.1:{self.port}/"
+            f"{self.database}"
+        )
 
     def _as_owner(self, args: list[str]) -> list[str]:
         if os.geteuid() == 0:
@@ -62,26 +69,57 @@ class PostgresServer:
             shutil.chown(self.work_dir, "postgres", "postgres")
         started = time.monotonic()
         subprocess.run(
-            self._as_owner([str(self._bindir / "initdb"), "-D", str(self.data_dir),
-                            "-U", "postgres", "-A", "trust", "--no-sync",
-                            "-E", "UTF8"]),
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            self._as_owner(
+                [
+                    str(self._bindir / "initdb"),
+                    "-D",
+                    str(self.data_dir),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                ]
+            ),
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
         self._proc = subprocess.Popen(
-            self._as_owner([str(self._bindir / "postgres"), "-D", str(self.data_dir),
-                            "-h", "127.0.0.1", "-p", str(self.port),
-                            "-k", str(self.data_dir), "-c", "fsync=off",
-                            "-c", "synchronous_commit=off",
-                            "-c", "full_page_writes=off"]),
-            stdout=log, stderr=subprocess.STDOUT,
+            self._as_owner(
+                [
+                    str(self._bindir / "postgres"),
+                    "-D",
+                    str(self.data_dir),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "-k",
+                    str(self.data_dir),
+                    "-c",
+                    "fsync=off",
+                    "-c",
+                    "synchronous_commit=off",
+                    "-c",
+                    "full_page_writes=off",
+                ]
+            ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         self._wait_ready()
         self._psql("CREATE ROLE inspector LOGIN PASSWORD 'inspector'")
         self._psql(f"CREATE DATABASE {self.database} OWNER inspector")
-        LOG.info("PostgreSQL ready on 127.0.0.1:%s in %.1f s", self.port,
-                 time.monotonic() - started)
+        LOG.info(
+            "PostgreSQL ready on 127.0.0.1:%s in %.1f s",
+            self.port,
+            time.monotonic() - started,
+        )
 
     def _wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -90,9 +128,15 @@ class PostgresServer:
             if self._proc.poll() is not None:
                 raise RuntimeError(f"PostgreSQL exited early: {self._tail()}")
             done = subprocess.run(
-                [str(self._bindir / "pg_isready"), "-h", "127.0.0.1",
-                 "-p", str(self.port)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    str(self._bindir / "pg_isready"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
             if done.returncode == 0:
                 return
@@ -101,10 +145,24 @@ class PostgresServer:
 
     def _psql(self, sql: str, database: str = "postgres") -> None:
         subprocess.run(
-            [str(self._bindir / "psql"), "-h", "127.0.0.1", "-p",
-             str(self.port), "-U", "postgres", "-d", database, "-v",
-             "ON_ERROR_STOP=1", "-q", "-c", sql],
-            check=True, stdout=subprocess.DEVNULL,
+            [
+                str(self._bindir / "psql"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+                "-d",
+                database,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-c",
+                sql,
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
 
     def recreate_database(self) -> None:

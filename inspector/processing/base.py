@@ -62,6 +62,9 @@ class ProcessingHook:
     dependencies: tuple[str, ...] = ()
     """Names of hooks that must run before this one."""
 
+    name: str = ""
+    """The entry point name, set when the pipeline loads the hook."""
+
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 

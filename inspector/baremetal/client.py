@@ -1,0 +1,243 @@
+"""The Ironic client (openstacksdk), with retries and error translation.
+
+Callers get plain dicts with Ironic's JSON field names and only
+:mod:`inspector.exceptions`; nothing from openstacksdk or keystoneauth leaks
+out of this module.
+"""
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from oslo_config import cfg
+
+from inspector import exceptions
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+API_VERSION = "1.80"
+"""Baremetal API microversion: names in node URLs (1.5), port
+physical_network (1.34), and everything else used here exist at 1.80."""
+
+NODE_FIELDS = {
+    "uuid": "id",
+    "name": "name",
+    "provision_state": "provision_state",
+    "power_state": "power_state",
+    "target_power_state": "target_power_state",
+    "maintenance": "is_maintenance",
+    "driver": "driver",
+    "driver_info": "driver_info",
+    "properties": "properties",
+    "extra": "extra",
+    "reservation": "reservation",
+    "traits": "traits",
+}
+PORT_FIELDS = {
+    "uuid": "id",
+    "address": "address",
+    "node_uuid": "node_id",
+    "pxe_enabled": "is_pxe_enabled",
+    "extra": "extra",
+    "local_link_connection": "local_link_connection",
+    "physical_network": "physical_network",
+}
+PORT_BODY_FIELDS = {
+    "address": "address",
+    "pxe_enabled": "is_pxe_enabled",
+    "extra": "extra",
+    "local_link_connection": "local_link_connection",
+    "physical_network": "physical_network",
+}
+
+
+def _to_dict(resource: Any, fields: dict[str, str]) -> dict[str, Any]:
+    return {ours: getattr(resource, theirs, None) for ours, theirs in fields.items()}
+
+
+class BaremetalClient:
+    """Thread-safe Ironic client built from the ``[ironic]`` options."""
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self._conf = conf
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    def _connection(self) -> Any:
+        with self._lock:
+            if self._conn is None:
+                self._conn = self._connect()
+            return self._conn
+
+    def _connect(self) -> Any:
+        from keystoneauth1 import exceptions as ks_exc
+        from keystoneauth1 import loading as ks_loading
+        from openstack import connection
+
+        group = "ironic"
+        try:
+            auth = ks_loading.load_auth_from_conf_options(self._conf, group)
+        except ks_exc.MissingRequiredOptions as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [ironic] authentication: {exc}"
+            ) from exc
+        session = ks_loading.load_session_from_conf_options(
+            self._conf, group, auth=auth
+        )
+        opts = self._conf.ironic
+        kwargs: dict[str, Any] = {
+            "baremetal_api_version": API_VERSION,
+            # retries are ours, so that they follow [ironic]max_retries
+            "baremetal_status_code_retries": 0,
+            "baremetal_connect_retries": 0,
+        }
+        if opts.endpoint_override:
+            kwargs["baremetal_endpoint_override"] = opts.endpoint_override
+        if opts.region_name:
+            kwargs["region_name"] = opts.region_name
+        if opts.valid_interfaces:
+            kwargs["baremetal_interface"] = opts.valid_interfaces[0]
+        return connection.Connection(session=session, **kwargs)
+
+    def _call(self, what: str, target: str, func: Callable[[Any], T]) -> T:
+        """Run ``func(proxy)`` with retries; translate every failure."""
+        from keystoneauth1 import exceptions as ks_exc
+        from openstack import exceptions as sdk_exc
+
+        attempts = self._conf.ironic.max_retries + 1
+        interval = self._conf.ironic.retry_interval
+        for attempt in range(1, attempts + 1):
+            last = attempt == attempts
+            try:
+                return func(self._connection().baremetal)
+            except sdk_exc.NotFoundException as exc:
+                raise self._not_found(what, target, exc) from exc
+            except sdk_exc.ConflictException as exc:
+                if "locked" in str(exc).lower() or "reservation" in str(exc).lower():
+                    if last:
+                        raise exceptions.NodeLocked(
+                            f"Node {target} stayed locked in Ironic during "
+                            f"{attempts} attempts to {what}: {_message(exc)}"
+                        ) from exc
+                else:
+                    raise exceptions.Conflict(
+                        f"Ironic refused to {what} for {target}: {_message(exc)}"
+                    ) from exc
+            except sdk_exc.HttpException as exc:
+                status = exc.status_code or 0
+                if status in (502, 503, 504) and not last:
+                    pass
+                elif 400 <= status < 500:
+                    raise exceptions.InvalidInput(
+                        f"Ironic rejected the request to {what} for {target}: "
+                        f"{_message(exc)}"
+                    ) from exc
+                else:
+                    raise exceptions.BaremetalError(
+                        reason=f"{what} for {target}: {_message(exc)}"
+                    ) from exc
+            except (
+                ks_exc.ConnectFailure,
+                ks_exc.ConnectTimeout,
+                ks_exc.UnknownConnectionError,
+                sdk_exc.SDKException,
+                ConnectionError,
+            ) as exc:
+                if last:
+                    raise exceptions.BaremetalError(
+                        reason=f"{what} for {target}: cannot reach Ironic: {exc}"
+                    ) from exc
+            except ks_exc.ClientException as exc:
+                raise exceptions.BaremetalError(
+                    reason=f"{what} for {target}: {exc}"
+                ) from exc
+            LOG.debug(
+                "Retrying %s for %s (attempt %d of %d)", what, target, attempt, attempts
+            )
+            time.sleep(interval)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _not_found(what: str, target: str, exc: Exception) -> exceptions.NotFound:
+        if what in ("get node", "list ports"):
+            return exceptions.NodeNotFound(node=target)
+        return exceptions.NotFound(
+            f"Ironic has no such resource while trying to {what} for {target}: "
+            f"{_message(exc)}"
+        )
+
+    # the interface used by the service
+
+    def get_node(self, node_id: str) -> dict[str, Any]:
+        node = self._call("get node", node_id, lambda bm: bm.get_node(node_id))
+        return _to_dict(node, NODE_FIELDS)
+
+    def list_ports(self, node_uuid: str) -> list[dict[str, Any]]:
+        ports = self._call(
+            "list ports",
+            node_uuid,
+            lambda bm: list(bm.ports(node_uuid=node_uuid, details=True)),
+        )
+        return [_to_dict(p, PORT_FIELDS) for p in ports]
+
+    def set_boot_device(
+        self, node_uuid: str, device: str = "pxe", persistent: bool = False
+    ) -> None:
+        self._call(
+            "set boot device",
+            node_uuid,
+            lambda bm: bm.set_node_boot_device(
+                node_uuid, device, persistent=persistent
+            ),
+        )
+
+    def set_power_state(self, node_uuid: str, target: str) -> None:
+        self._call(
+            f"set power state {target!r}",
+            node_uuid,
+            lambda bm: bm.set_node_power_state(node_uuid, target, wait=False),
+        )
+
+    def patch_node(
+        self, node_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        node = self._call(
+            "update node", node_uuid, lambda bm: bm.patch_node(node_uuid, patches)
+        )
+        return _to_dict(node, NODE_FIELDS)
+
+    def create_port(self, node_uuid: str, body: dict[str, Any]) -> dict[str, Any]:
+        attrs = {
+            PORT_BODY_FIELDS[k]: v for k, v in body.items() if k in PORT_BODY_FIELDS
+        }
+        port = self._call(
+            "create port",
+            node_uuid,
+            lambda bm: bm.create_port(node_id=node_uuid, **attrs),
+        )
+        return _to_dict(port, PORT_FIELDS)
+
+    def delete_port(self, port_uuid: str) -> None:
+        self._call(
+            "delete port",
+            port_uuid,
+            lambda bm: bm.delete_port(port_uuid, ignore_missing=True),
+        )
+
+    def patch_port(
+        self, port_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        port = self._call(
+            "update port", port_uuid, lambda bm: bm.patch_port(port_uuid, patches)
+        )
+        return _to_dict(port, PORT_FIELDS)
+
+
+def _message(exc: Exception) -> str:
+    """Ironic's own error text when the SDK kept it, else the exception."""
+    details = getattr(exc, "details", None)
+    return str(details or exc).strip()

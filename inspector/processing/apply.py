@@ -1,0 +1,51 @@
+"""Writes what the hooks recorded in a NodeContext into Ironic."""
+
+import logging
+from typing import Any, Protocol
+
+from inspector import exceptions
+from inspector.processing.base import NodeContext
+
+LOG = logging.getLogger(__name__)
+
+
+class IronicWriter(Protocol):
+    def patch_node(
+        self, node_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]: ...
+
+    def create_port(self, node_uuid: str, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    def delete_port(self, port_uuid: str) -> None: ...
+
+    def patch_port(
+        self, port_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]: ...
+
+
+def apply_to_ironic(client: IronicWriter, ctx: NodeContext) -> None:
+    """One node PATCH, then port deletions, creations and updates."""
+    if ctx.node_patches:
+        client.patch_node(ctx.uuid, ctx.node_patches)
+    for port_uuid in ctx.ports_to_delete:
+        client.delete_port(port_uuid)
+        LOG.info("Deleted port %s of node %s", port_uuid, ctx.uuid)
+    for body in ctx.ports_to_create:
+        try:
+            client.create_port(ctx.uuid, body)
+        except exceptions.Conflict as exc:
+            LOG.warning(
+                "Port %s was not created for node %s: another port has that MAC (%s)",
+                body.get("address"),
+                ctx.uuid,
+                exc,
+            )
+            continue
+        LOG.info(
+            "Created port %s (pxe_enabled=%s) for node %s",
+            body.get("address"),
+            body.get("pxe_enabled"),
+            ctx.uuid,
+        )
+    for port_uuid, patches in ctx.port_patches.items():
+        client.patch_port(port_uuid, patches)

@@ -1,0 +1,13 @@
+"""ramdisk_error: fail the introspection when the ramdisk reports an error."""
+
+from inspector import exceptions
+from inspector.processing.base import Data, ProcessingHook
+
+
+class RamdiskErrorHook(ProcessingHook):
+    """Reads ``error``; writes nothing."""
+
+    def before_processing(self, data: Data) -> None:
+        error = data.get("error")
+        if error:
+            raise exceptions.ProcessingError(f"Ramdisk reported error: {error}")
