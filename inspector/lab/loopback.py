@@ -2,6 +2,7 @@
 
 import pathlib
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -15,14 +16,14 @@ def free_port() -> int:
 
 
 def wait_for_http(url: str, timeout: float, log_file: pathlib.Path | None = None,
-                  alive: "object | None" = None) -> None:
+                  alive: "subprocess.Popen[bytes] | None" = None) -> None:
     """Poll ``url`` until it answers any HTTP status.
 
     ``alive`` may be a subprocess whose early exit ends the wait at once.
     """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if alive is not None and getattr(alive, "poll")() is not None:
+        if alive is not None and alive.poll() is not None:
             break
         try:
             with urllib.request.urlopen(url, timeout=2):
