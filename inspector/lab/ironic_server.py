@@ -48,8 +48,13 @@ def _base_python() -> str:
 class IronicServer:
     """One Ironic process (API + conductor, ``rpc_transport = none``)."""
 
-    def __init__(self, cache_dir: pathlib.Path, work_dir: pathlib.Path,
-                 port: int | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        cache_dir: pathlib.Path,
+        work_dir: pathlib.Path,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
         self.cache_dir = pathlib.Path(cache_dir)
         self.work_dir = pathlib.Path(work_dir)
         self.host = host
@@ -69,15 +74,21 @@ class IronicServer:
         if marker.exists() and marker.read_text().strip() == IRONIC_REQUIREMENT:
             return self.venv
         LOG.info("Installing Ironic into %s (one-time, about 30 s)", self.venv)
-        print(f"Installing Ironic ({IRONIC_REQUIREMENT}) into {self.venv} "
-              "(one-time, about 30 s)...", file=sys.stderr, flush=True)
+        print(
+            f"Installing Ironic ({IRONIC_REQUIREMENT}) into {self.venv} "
+            "(one-time, about 30 s)...",
+            file=sys.stderr,
+            flush=True,
+        )
         if self.venv.exists():
             shutil.rmtree(self.venv)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         subprocess.run([_base_python(), "-m", "venv", str(self.venv)], check=True)
         result = subprocess.run(
             [str(self.venv / "bin" / "pip"), "install", "-q", IRONIC_REQUIREMENT],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         if result.returncode != 0:
             raise RuntimeError(f"Installing Ironic failed:\n{result.stdout[-3000:]}")
@@ -85,22 +96,36 @@ class IronicServer:
         return self.venv
 
     def _write_config(self) -> None:
-        lines = ["[DEFAULT]", "auth_strategy = noauth", "rpc_transport = none",
-                 "host = lab-ironic", "debug = False",
-                 f"log_file = {self.log_file}", "use_stderr = False"]
+        lines = [
+            "[DEFAULT]",
+            "auth_strategy = noauth",
+            "rpc_transport = none",
+            "host = lab-ironic",
+            "debug = False",
+            f"log_file = {self.log_file}",
+            "use_stderr = False",
+        ]
         lines += [f"{k} = {v}" for k, v in INTERFACES.items()]
         lines += [
             "default_network_interface = noop",
-            "[api]", f"host_ip = {self.host}", f"port = {self.port}",
+            "[api]",
+            f"host_ip = {self.host}",
+            f"port = {self.port}",
             "api_workers = 1",
             "[database]",
             f"connection = sqlite:///{self.work_dir / 'ironic.sqlite'}",
-            "[dhcp]", "dhcp_provider = none",
-            "[conductor]", "automated_clean = false",
-            "sync_power_state_interval = -1", "heartbeat_interval = 5",
+            "[dhcp]",
+            "dhcp_provider = none",
+            "[conductor]",
+            "automated_clean = false",
+            "sync_power_state_interval = -1",
+            "heartbeat_interval = 5",
             "periodic_max_workers = 2",
-            "[oslo_policy]", "enforce_scope = false", "enforce_new_defaults = false",
-            "[json_rpc]", "auth_strategy = noauth",
+            "[oslo_policy]",
+            "enforce_scope = false",
+            "enforce_new_defaults = false",
+            "[json_rpc]",
+            "auth_strategy = noauth",
         ]
         self.config_file.write_text("\n".join(lines) + "\n")
 
@@ -111,23 +136,33 @@ class IronicServer:
         bindir = self.venv / "bin"
         started = time.monotonic()
         sync = subprocess.run(
-            [str(bindir / "ironic-dbsync"), "--config-file", str(self.config_file),
-             "create_schema"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                str(bindir / "ironic-dbsync"),
+                "--config-file",
+                str(self.config_file),
+                "create_schema",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         if sync.returncode != 0 and "already" not in sync.stdout:
             raise RuntimeError(f"ironic-dbsync failed:\n{sync.stdout[-3000:]}")
         output = open(self.work_dir / "ironic.stdout", "ab")  # noqa: SIM115
         self._proc = subprocess.Popen(
             [str(bindir / "ironic"), "--config-file", str(self.config_file)],
-            stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         output.close()
         try:
             loopback.wait_for_http(self.url + "/v1", 90, self.log_file, self._proc)
         except TimeoutError as exc:
             self.stop()
-            raise RuntimeError(f"Ironic did not start: {exc}\n{self.log_tail()}") from exc
+            raise RuntimeError(
+                f"Ironic did not start: {exc}\n{self.log_tail()}"
+            ) from exc
         LOG.info("Ironic ready at %s in %.1f s", self.url, time.monotonic() - started)
 
     def log_tail(self, chars: int = 3000) -> str:

@@ -15,8 +15,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_http(url: str, timeout: float, log_file: pathlib.Path | None = None,
-                  alive: "subprocess.Popen[bytes] | None" = None) -> None:
+def wait_for_http(
+    url: str,
+    timeout: float,
+    log_file: pathlib.Path | None = None,
+    alive: "subprocess.Popen[bytes] | None" = None,
+) -> None:
     """Poll ``url`` until it answers any HTTP status.
 
     ``alive`` may be a subprocess whose early exit ends the wait at once.
