@@ -113,7 +113,7 @@ class RamdiskPlayer:
                 LOG.warning("Cannot list Ironic nodes: %s", exc)
                 continue
             for node in nodes:
-                name, power = node.get("name"), node.get("power_state")
+                name, power = str(node.get("name")), node.get("power_state")
                 before = self._power.get(name)
                 self._power[name] = power
                 if (
