@@ -1,0 +1,86 @@
+"""ironic-inspector-lab: the virtual lab's command line."""
+
+import argparse
+import logging
+import pathlib
+import sys
+import time
+
+from inspector.lab import demo
+from inspector.lab.ironic_server import IronicServer, default_cache_dir
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ironic-inspector-lab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("demo", help="introspect N virtual machines end to end")
+    run.add_argument("--machines", type=int, default=20, help="default 20")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="keep the servers up and print how to use them",
+    )
+    run.add_argument(
+        "--work-dir",
+        type=pathlib.Path,
+        help="keep logs and databases here (default: a temp dir, "
+        "removed after a successful run)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds to wait for all machines (default 120 + 2/machine)",
+    )
+    run.add_argument(
+        "--split",
+        type=int,
+        metavar="N",
+        help="split mode with N conductors (not available yet)",
+    )
+    ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
+    ironic.add_argument("--port", type=int)
+    ironic.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path(".lab"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.command == "demo":
+        if args.split is not None:
+            print(
+                "ironic-inspector-lab: split mode is not available yet; run the "
+                "demo without --split",
+                file=sys.stderr,
+            )
+            return 2
+        if args.machines < 1:
+            print(
+                "ironic-inspector-lab: --machines must be at least 1", file=sys.stderr
+            )
+            return 2
+        try:
+            return demo.run(
+                demo.DemoOptions(
+                    machines=args.machines,
+                    seed=args.seed,
+                    keep_running=args.keep_running,
+                    work_dir=args.work_dir,
+                    timeout=args.timeout,
+                )
+            )
+        except KeyboardInterrupt:
+            print("Interrupted; servers stopped.", file=sys.stderr)
+            return 130
+        except RuntimeError as exc:
+            print(f"ironic-inspector-lab: {exc}", file=sys.stderr)
+            return 1
+    with IronicServer(default_cache_dir(), args.work_dir, port=args.port) as server:
+        print(f"Ironic at {server.url} (noauth, fake-hardware); Ctrl-C stops it")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0

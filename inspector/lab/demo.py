@@ -1,0 +1,252 @@
+"""The demo: a real Ironic, the standalone inspector, N machines introspected."""
+
+import contextlib
+import dataclasses
+import json
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from typing import Any
+
+import requests
+
+from inspector.lab import lldp, machines
+from inspector.lab.enroll import IronicAPI, enroll
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.ironic_server import IronicServer, default_cache_dir
+from inspector.lab.machines import GiB, Machine
+from inspector.lab.progress import Progress
+from inspector.lab.ramdisk import RamdiskPlayer
+
+
+@dataclasses.dataclass
+class DemoOptions:
+    machines: int = 20
+    seed: int = 0
+    keep_running: bool = False
+    work_dir: pathlib.Path | None = None
+    timeout: float | None = None
+
+
+def _phase(name: str, started: float) -> None:
+    print(f"  {name:<38} {time.monotonic() - started:6.1f} s", flush=True)
+
+
+def _states(url: str) -> dict[str, dict[str, Any]]:
+    items = requests.get(f"{url}/v1/introspection?limit=0", timeout=30).json()
+    return {i["uuid"]: i for i in items["introspection"]}
+
+
+def _row(
+    machine: Machine,
+    uuid: str,
+    status: dict[str, Any],
+    data: dict[str, Any] | None,
+    seconds: float | None,
+) -> list[str]:
+    cpus = memory = root = nics = switch = gpus = "-"
+    if data:
+        cpus = str(data.get("cpus", "-"))
+        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
+        disk = data.get("root_disk") or {}
+        root = (
+            f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB" if disk else "-"
+        )
+        nics = str(len(data.get("all_interfaces") or {}))
+        ports = []
+        for iface in data["inventory"]["interfaces"]:
+            info = lldp.decode(iface.get("lldp"))
+            if info.get("switch_system_name"):
+                ports.append(f"{info['switch_system_name']}:{info['switch_port_id']}")
+        switch = ", ".join(ports) or "-"
+        gpu_count = Counter(
+            d.get("vendor_id")
+            for d in data.get("pci_devices") or []
+            if d.get("class", "").startswith("03")
+        )
+        gpus = ", ".join(f"{n}x {v}" for v, n in gpu_count.items()) or "-"
+    return [
+        machine.name,
+        cpus,
+        memory,
+        root,
+        nics,
+        switch,
+        gpus,
+        status.get("state", "?"),
+        f"{seconds:.1f}" if seconds else "-",
+    ]
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def run(options: DemoOptions) -> int:
+    total_started = time.monotonic()
+    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-demo-"))
+    work.mkdir(parents=True, exist_ok=True)
+    timeout = options.timeout or 120 + 2 * options.machines
+    print(f"Lab work directory: {work}")
+    with contextlib.ExitStack() as stack:
+        started = time.monotonic()
+        ironic = IronicServer(default_cache_dir(), work / "ironic")
+        ironic.start()
+        stack.callback(ironic.stop)
+        _phase(f"Ironic up at {ironic.url}", started)
+
+        started = time.monotonic()
+        inspector = InspectorServer(work / "inspector", ironic.url)
+        inspector.start()
+        stack.callback(inspector.stop)
+        _phase(f"inspector up at {inspector.url}", started)
+
+        started = time.monotonic()
+        lab = machines.make_lab(options.machines, options.seed)
+        api = IronicAPI(ironic.url)
+        uuids = enroll(api, lab)
+        _phase(f"{len(lab)} machines enrolled (manageable)", started)
+
+        player = RamdiskPlayer(api, inspector.url, lab, seed=options.seed)
+        player.start()
+        stack.callback(player.stop)
+
+        started = time.monotonic()
+        http = requests.Session()
+        start_times: dict[str, float] = {}
+        for machine in lab:
+            uuid = uuids[machine.name]
+            resp = http.post(f"{inspector.url}/v1/introspection/{uuid}", timeout=30)
+            if resp.status_code != 202:
+                print(f"Starting {machine.name} failed: {resp.status_code} {resp.text}")
+                return 1
+            start_times[uuid] = time.monotonic()
+        progress = Progress(len(lab))
+        finished_at: dict[str, float] = {}
+        deadline = time.monotonic() + timeout
+        statuses: dict[str, dict[str, Any]] = {}
+        while True:
+            statuses = _states(inspector.url)
+            for uuid, status in statuses.items():
+                if status["finished"] and uuid not in finished_at:
+                    finished_at[uuid] = time.monotonic()
+            counts = Counter(s["state"] for s in statuses.values())
+            progress.update(counts)
+            if len(finished_at) == len(lab) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        progress.finish(counts)
+        elapsed = time.monotonic() - started
+        _phase("introspection of every machine", started)
+
+        rows = []
+        for machine in lab:
+            uuid = uuids[machine.name]
+            data = None
+            resp = http.get(f"{inspector.url}/v1/introspection/{uuid}/data", timeout=30)
+            if resp.status_code == 200:
+                data = resp.json()
+            took = finished_at.get(uuid)
+            rows.append(
+                _row(
+                    machine,
+                    uuid,
+                    statuses.get(uuid, {}),
+                    data,
+                    took - start_times[uuid] if took else None,
+                )
+            )
+        print()
+        print(
+            _table(
+                rows,
+                [
+                    "machine",
+                    "CPUs",
+                    "memory",
+                    "root disk",
+                    "NICs",
+                    "switch ports",
+                    "GPUs",
+                    "state",
+                    "seconds",
+                ],
+            )
+        )
+        shown = lab[0]
+        node = api.node(uuids[shown.name])
+        ports = api.ports(node["uuid"])
+        print(f"\n{shown.name} as Ironic now sees it:")
+        print(
+            json.dumps(
+                {
+                    "uuid": node["uuid"],
+                    "power_state": node["power_state"],
+                    "provision_state": node["provision_state"],
+                    "properties": node["properties"],
+                    "ports": [
+                        {"address": p["address"], "pxe_enabled": p["pxe_enabled"]}
+                        for p in ports
+                    ],
+                },
+                indent=2,
+            )
+        )
+        errors = {u: s for u, s in statuses.items() if s["state"] == "error"}
+        latencies = player.latencies()
+        if latencies:
+            median = latencies[len(latencies) // 2] * 1000
+            print(
+                f"\n/v1/continue median latency: {median:.1f} ms "
+                f"({len(latencies)} callbacks)"
+            )
+        print(
+            f"{len(finished_at)}/{len(lab)} finished in {elapsed:.1f} s "
+            f"({len(finished_at) / elapsed:.1f} machines/s); whole demo "
+            f"{time.monotonic() - total_started:.1f} s"
+        )
+        if options.keep_running:
+            _keep_running(inspector, ironic)
+        if errors:
+            for uuid, status in errors.items():
+                print(f"ERROR {uuid}: {status['error']}")
+            return 1
+        if len(finished_at) < len(lab):
+            print(
+                f"Timed out after {timeout:.0f} s waiting for "
+                f"{len(lab) - len(finished_at)} machines; logs in {work}"
+            )
+            return 1
+    if options.work_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _keep_running(inspector: InspectorServer, ironic: IronicServer) -> None:
+    print(
+        f"""
+The lab keeps running. In another shell:
+
+  pip install python-openstackclient python-ironic-inspector-client
+  export OS_AUTH_TYPE=none
+  openstack --os-endpoint {inspector.url} baremetal introspection list
+  openstack --os-endpoint {inspector.url} baremetal introspection status lab-0001
+  openstack --os-endpoint {inspector.url} baremetal introspection data save lab-0001
+  openstack --os-endpoint {ironic.url} baremetal node list   # Ironic itself
+
+Logs: {inspector.log_file} and {ironic.log_file}
+Press Ctrl-C to stop.""",
+        flush=True,
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("\nStopping.", file=sys.stderr)
