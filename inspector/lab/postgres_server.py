@@ -6,6 +6,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 import time
 
 from inspector.lab import loopback
@@ -38,10 +39,16 @@ class PostgresServer:
         database: str = "inspector",
         keep: bool = False,
     ) -> None:
-        self.work_dir = pathlib.Path(work_dir)
         self.port = port or loopback.free_port()
         self.database = database
         self.keep = keep
+        if os.geteuid() == 0:
+            # the server runs as "postgres", which cannot enter root's private
+            # temporary directories: give it a directory of its own
+            self.work_dir = pathlib.Path(tempfile.mkdtemp(prefix="inspector-pg-"))
+            os.chmod(self.work_dir, 0o755)
+        else:
+            self.work_dir = pathlib.Path(work_dir)
         self.data_dir = self.work_dir / "pgdata"
         self.log_file = self.work_dir / "postgres.log"
         self._proc: subprocess.Popen[bytes] | None = None
@@ -185,8 +192,10 @@ class PostgresServer:
                 self._proc.kill()
                 self._proc.wait()
         self._proc = None
-        if not self.keep and self.data_dir.exists():
+        if not self.keep:
             shutil.rmtree(self.data_dir, ignore_errors=True)
+            if os.geteuid() == 0:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
 
     def __enter__(self) -> "PostgresServer":
         self.start()

@@ -1,0 +1,238 @@
+"""The ironic-inspector process against a real Ironic, on SQLite and PostgreSQL."""
+
+import pathlib
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from inspector.lab.enroll import IronicAPI
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.postgres_server import PostgresServer
+from tests.integration.conftest import Client, Lab, start_inspector
+
+V = "X-OpenStack-Ironic-Inspector-API-Version"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def inspector(
+    request: pytest.FixtureRequest,
+    ironic: IronicServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[InspectorServer]:
+    database_url = None
+    if request.param == "postgresql":
+        postgres: PostgresServer = request.getfixturevalue("postgres")
+        postgres.recreate_database()
+        database_url = postgres.url
+    server = start_inspector(
+        tmp_path_factory.mktemp(f"inspector-{request.param}"), ironic, database_url
+    )
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+@pytest.fixture
+def client(inspector: InspectorServer) -> Client:
+    return Client(inspector.url)
+
+
+def wait_power(api: IronicAPI, uuid: str, state: str, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if api.node(uuid)["power_state"] == state:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"node {uuid} never reached power state {state}")
+
+
+def introspect(client: Client, lab: Lab, query: str = "") -> tuple[Any, str]:
+    machine, uuid = lab.machine()
+    resp = client.post(f"/v1/introspection/{uuid}{query}")
+    assert resp.status_code == 202, resp.text
+    client.wait_for(uuid, "waiting")
+    return machine, uuid
+
+
+def test_happy_path_writes_ironic(client: Client, lab: Lab) -> None:
+    machine, uuid = introspect(client, lab)
+    wait_power(lab.api, uuid, "power on")
+    resp = client.post("/v1/continue", json=machine.payload())
+    assert resp.status_code == 200 and resp.json() == {"uuid": uuid}
+    status = client.wait_for(uuid, "finished", "error")
+    assert status["state"] == "finished", status
+    node = lab.api.node(uuid)
+    props = node["properties"]
+    assert props["cpus"] == machine.cpus
+    assert props["memory_mb"] == machine.memory_mb
+    assert props["cpu_arch"] == machine.inventory["cpu"]["architecture"]
+    assert props["local_gb"] == machine.smallest_disk_gib - 1
+    assert "boot_mode:" in props["capabilities"]
+    ports = lab.api.ports(uuid)
+    assert [(p["address"], p["pxe_enabled"]) for p in ports] == [
+        (machine.pxe_mac, True)
+    ]
+    wait_power(lab.api, uuid, "power off")
+    data = client.get(f"/v1/introspection/{uuid}/data").json()
+    assert data["cpus"] == machine.cpus
+    assert set(data["all_interfaces"]) == {
+        i["name"] for i in machine.inventory["interfaces"]
+    }
+    raw = client.get(f"/v1/introspection/{uuid}/data/unprocessed").json()
+    assert raw["inventory"]["bmc_address"] == machine.bmc_address
+
+
+def test_lookup_by_bmc_and_by_name(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine(enroll_port=False)
+    assert client.post(f"/v1/introspection/{machine.name}").status_code == 202
+    client.wait_for(machine.name, "waiting")
+    assert client.post("/v1/continue", json=machine.payload()).json() == {"uuid": uuid}
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+
+
+def test_manage_boot_false(client: Client, lab: Lab) -> None:
+    machine, uuid = introspect(client, lab, "?manage_boot=false")
+    assert lab.api.node(uuid)["power_state"] in (None, "power off")
+    client.post("/v1/continue", json=machine.payload())
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    assert lab.api.node(uuid)["power_state"] in (None, "power off")
+    resp = client.post(f"/v1/introspection/{uuid}?manage_boot=perhaps")
+    assert resp.status_code == 400
+
+
+def test_abort(client: Client, lab: Lab) -> None:
+    _machine, uuid = introspect(client, lab)
+    wait_power(lab.api, uuid, "power on")
+    assert client.post(f"/v1/introspection/{uuid}/abort").status_code == 202
+    status = client.wait_for(uuid, "error")
+    assert status["error"] == "Canceled by operator"
+    wait_power(lab.api, uuid, "power off")
+
+
+def test_unknown_mac_is_404(client: Client, lab: Lab) -> None:
+    from inspector.lab.machines import unknown_machine
+
+    resp = client.post("/v1/continue", json=unknown_machine(seed=3).payload())
+    assert resp.status_code == 404
+    assert "Could not find a node" in resp.json()["error"]["message"]
+
+
+def test_invalid_transition_and_double_start(client: Client, lab: Lab) -> None:
+    machine, uuid = introspect(client, lab)
+    # waiting -> start is a restart; the node stays under introspection
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    client.post("/v1/continue", json=machine.payload())
+    client.wait_for(uuid, "finished")
+    resp = client.post(f"/v1/introspection/{uuid}/abort")
+    assert resp.status_code == 400
+    assert "no defined transition" in resp.json()["error"]["message"]
+    assert client.get(f"/v1/introspection/{uuid}").json()["state"] == "finished"
+
+
+def test_restart_from_error(client: Client, lab: Lab) -> None:
+    machine, uuid = introspect(client, lab)
+    payload = machine.payload()
+    payload["error"] = "simulated ramdisk failure"
+    client.post("/v1/continue", json=payload)
+    status = client.wait_for(uuid, "error")
+    assert "Ramdisk reported error: simulated ramdisk failure" == status["error"]
+    assert "cpus" not in lab.api.node(uuid)["properties"]
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    client.post("/v1/continue", json=machine.payload())
+    status = client.wait_for(uuid, "finished")
+    assert status["error"] is None
+    assert lab.api.node(uuid)["properties"]["cpus"] == machine.cpus
+
+
+def test_pagination_and_filter(client: Client, lab: Lab) -> None:
+    uuids = [introspect(client, lab)[1] for _ in range(3)]
+    first = client.get("/v1/introspection?limit=2").json()["introspection"]
+    assert len(first) == 2
+    second = client.get(f"/v1/introspection?limit=2&marker={first[-1]['uuid']}")
+    listed = [i["uuid"] for i in first + second.json()["introspection"]]
+    assert listed[:3] == list(reversed(uuids))
+    waiting = client.get("/v1/introspection?state=waiting&limit=0").json()
+    assert set(uuids) <= {i["uuid"] for i in waiting["introspection"]}
+    assert client.get("/v1/introspection?limit=5000").status_code == 400
+    for uuid in uuids:
+        assert client.post(f"/v1/introspection/{uuid}/abort").status_code == 202
+
+
+def test_version_negotiation(client: Client) -> None:
+    resp = client.get("/v1/introspection", headers={V: "1.7"})
+    assert resp.status_code == 404
+    assert resp.headers["X-OpenStack-Ironic-Inspector-API-Maximum-Version"] == "1.18"
+    assert client.get("/", headers={V: "1.19"}).status_code == 406
+    assert client.get("/", headers={V: "x"}).status_code == 400
+    resp = client.get(
+        "/", headers={"OpenStack-API-Version": "baremetal-introspection 1.10"}
+    )
+    assert resp.headers[V] == "1.10"
+
+
+def test_unknown_node(client: Client) -> None:
+    resp = client.post("/v1/introspection/3f2504e0-4f89-41d3-9a0c-0305e82c3301")
+    assert resp.status_code == 404
+    assert "not found in Ironic" in resp.json()["error"]["message"]
+    assert client.post("/v1/introspection/no-such-name").status_code == 404
+
+
+@pytest.fixture(scope="module")
+def short_lived(
+    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    """An inspector that keeps no data and times out after 3 s."""
+    server = start_inspector(
+        tmp_path_factory.mktemp("inspector-short"),
+        ironic,
+        options={
+            "DEFAULT": {"timeout": "3", "clean_up_period": "1"},
+            "processing": {"store_data": "none"},
+        },
+    )
+    yield server
+    server.stop()
+
+
+def test_timeout(short_lived: InspectorServer, lab: Lab) -> None:
+    client = Client(short_lived.url)
+    _machine, uuid = introspect(client, lab)
+    status = client.wait_for(uuid, "error", timeout=15)
+    assert status["error"] == "Introspection timeout"
+    wait_power(lab.api, uuid, "power off")
+
+
+def test_store_data_none(short_lived: InspectorServer, lab: Lab) -> None:
+    client = Client(short_lived.url)
+    machine, uuid = introspect(client, lab)
+    client.post("/v1/continue", json=machine.payload())
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    resp = client.get(f"/v1/introspection/{uuid}/data")
+    assert resp.status_code == 404
+    assert "store_data" in resp.json()["error"]["message"]
+
+
+def test_sigterm_stops_cleanly_and_sighup_reloads(
+    ironic: IronicServer, tmp_path: pathlib.Path
+) -> None:
+    server = start_inspector(tmp_path, ironic)
+    try:
+        conf = server.config_file.read_text()
+        server.config_file.write_text(
+            conf.replace("[DEFAULT]", "[DEFAULT]\ndebug = True")
+        )
+        server.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "reloading mutable options" not in server.log_tail(20000):
+            assert time.monotonic() < deadline, server.log_tail()
+            time.sleep(0.1)
+        assert Client(server.url).get("/").status_code == 200
+    finally:
+        code = server.stop()
+    assert code == 0, server.log_tail()
+    assert "ironic-inspector stopped" in server.log_tail(20000)
