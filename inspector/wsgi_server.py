@@ -10,6 +10,8 @@ from inspector import exceptions
 
 LOG = logging.getLogger(__name__)
 
+LISTEN_BACKLOG = 1024
+
 
 class WSGIServer:
     """Serves ``app`` on its own threads until :meth:`stop`."""
@@ -20,6 +22,9 @@ class WSGIServer:
         self._server = wsgi.Server(
             (host, port), app, numthreads=threads, server_name="ironic-inspector"
         )
+        # cheroot's default listen backlog of 5 drops SYNs under a burst of
+        # clients (each costing a 1 s retransmit); ramdisks arrive in bursts
+        self._server.request_queue_size = LISTEN_BACKLOG
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:

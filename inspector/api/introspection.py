@@ -5,7 +5,7 @@ from typing import Any
 import flask
 
 from inspector import exceptions, introspection, states
-from inspector.api import params
+from inspector.api import params, urls
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
 from inspector.runtime import Runtime
@@ -26,6 +26,11 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def _base_url() -> str:
+    """The URL root of this request, as the client addressed the service."""
+    return urls.base_url(flask.request.environ)
+
+
 def _status(record: Introspection) -> dict[str, Any]:
     version = flask.g.api_version
     body: dict[str, Any] = {
@@ -34,8 +39,7 @@ def _status(record: Introspection) -> dict[str, Any]:
         "error": record.error,
         "links": [
             {
-                "href": f"{flask.request.host_url.rstrip('/')}/v1/introspection/"
-                f"{record.uuid}",
+                "href": f"{_base_url()}/v1/introspection/{record.uuid}",
                 "rel": "self",
             }
         ],

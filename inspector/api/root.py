@@ -2,7 +2,7 @@
 
 import flask
 
-from inspector.api import versions
+from inspector.api import urls, versions
 
 blueprint = flask.Blueprint("root", __name__)
 
@@ -10,7 +10,7 @@ RESOURCES = ("introspection", "continue")
 
 
 def _link(path: str) -> dict[str, str]:
-    return {"href": flask.request.host_url.rstrip("/") + path, "rel": "self"}
+    return {"href": urls.base_url(flask.request.environ) + path, "rel": "self"}
 
 
 @blueprint.get("/")

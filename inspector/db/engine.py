@@ -38,6 +38,11 @@ class Database:
             kwargs["connect_args"] = {"check_same_thread": False}
             if parsed.database in (None, "", ":memory:"):
                 kwargs["poolclass"] = pool.StaticPool
+            else:
+                # opening a SQLite connection runs the pragmas below; keep every
+                # connection the threads need instead of churning overflow ones
+                kwargs.update(pool_size=pool_size + max_overflow, max_overflow=0,
+                              pool_timeout=pool_timeout)
         else:
             kwargs.update(
                 pool_size=pool_size,
