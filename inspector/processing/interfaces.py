@@ -1,5 +1,6 @@
 """validate_interfaces: NICs from the inventory, and the Ironic ports to match."""
 
+import ipaddress
 import logging
 from typing import Any
 
@@ -23,6 +24,25 @@ def boot_mac(data: Data) -> str | None:
     return lookup.normalise_mac(text)
 
 
+def _routable_ip(iface: dict[str, Any]) -> str | None:
+    """The NIC's address, if it has one that shows a configured network.
+
+    Every NIC with IPv6 enabled has a link-local fe80:: address, so such an
+    address says nothing about the NIC being connected and is ignored.
+    """
+    for key in ("ipv4_address", "ipv6_address"):
+        value = iface.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        try:
+            address = ipaddress.ip_address(value.split("%")[0])
+        except ValueError:
+            continue
+        if not address.is_link_local:
+            return str(address)
+    return None
+
+
 class ValidateInterfacesHook(ProcessingHook):
     """Reads ``inventory.interfaces`` and ``boot_interface``; writes
     ``all_interfaces``, ``interfaces`` (the NICs ``add_ports`` selects),
@@ -41,7 +61,7 @@ class ValidateInterfacesHook(ProcessingHook):
                 LOG.debug("Skipping interface without a valid MAC: %s", iface)
                 continue
             all_interfaces[name] = {
-                "ip": iface.get("ipv4_address") or iface.get("ipv6_address"),
+                "ip": _routable_ip(iface),
                 "mac": mac,
                 "client_id": iface.get("client_id"),
                 "pxe": pxe_mac is None or mac == pxe_mac,

@@ -1,0 +1,127 @@
+"""Retries and error translation of the Ironic client (the SDK is faked)."""
+
+import types
+from typing import Any
+
+import pytest
+from keystoneauth1 import exceptions as ks_exc
+from openstack import exceptions as sdk_exc
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.baremetal.client import BaremetalClient
+from inspector.conf import opts
+
+
+class FakeProxy:
+    """Answers each call with the next scripted outcome."""
+
+    def __init__(self, *outcomes: Any) -> None:
+        self.outcomes = list(outcomes)
+        self.calls = 0
+
+    def get_node(self, node_id: str) -> Any:
+        self.calls += 1
+        outcome = self.outcomes.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+def http_error(cls: type, status: int, message: str) -> Exception:
+    return cls(message=message, http_status=status, details=message)
+
+
+def make_client(proxy: FakeProxy, retries: int = 3) -> BaremetalClient:
+    conf = cfg.ConfigOpts()
+    opts.register_all(conf)
+    conf([])
+    conf.set_override("max_retries", retries, group="ironic")
+    conf.set_override("retry_interval", 0, group="ironic")
+    client = BaremetalClient(conf)
+    client._conn = types.SimpleNamespace(baremetal=proxy)
+    return client
+
+
+NODE = types.SimpleNamespace(
+    id="u1",
+    name="n1",
+    provision_state="manageable",
+    power_state="power off",
+    target_power_state=None,
+    is_maintenance=False,
+    driver="fake-hardware",
+    driver_info={},
+    properties={},
+    extra={},
+    reservation=None,
+    traits=[],
+)
+
+
+def test_node_fields_use_ironic_names() -> None:
+    node = make_client(FakeProxy(NODE)).get_node("n1")
+    assert node["uuid"] == "u1" and node["maintenance"] is False
+
+
+def test_locked_then_success_is_retried() -> None:
+    proxy = FakeProxy(
+        http_error(sdk_exc.ConflictException, 409, "Node u1 is locked by host c1"), NODE
+    )
+    assert make_client(proxy).get_node("u1")["uuid"] == "u1"
+    assert proxy.calls == 2
+
+
+def test_locked_forever_is_node_locked() -> None:
+    proxy = FakeProxy(
+        *[http_error(sdk_exc.ConflictException, 409, "Node u1 is locked by host c1")]
+        * 4
+    )
+    with pytest.raises(exceptions.NodeLocked, match="locked"):
+        make_client(proxy, retries=3).get_node("u1")
+    assert proxy.calls == 4
+
+
+def test_other_conflict_not_retried() -> None:
+    proxy = FakeProxy(
+        http_error(
+            sdk_exc.ConflictException, 409, "A port with MAC address x already exists"
+        )
+    )
+    with pytest.raises(exceptions.Conflict, match="already exists"):
+        make_client(proxy).get_node("u1")
+    assert proxy.calls == 1
+
+
+def test_not_found() -> None:
+    proxy = FakeProxy(http_error(sdk_exc.NotFoundException, 404, "no node"))
+    with pytest.raises(exceptions.NodeNotFound, match="nope"):
+        make_client(proxy).get_node("nope")
+
+
+def test_503_retried_then_error() -> None:
+    proxy = FakeProxy(*[http_error(sdk_exc.HttpException, 503, "busy")] * 2)
+    with pytest.raises(exceptions.BaremetalError, match="busy"):
+        make_client(proxy, retries=1).get_node("u1")
+    assert proxy.calls == 2
+
+
+def test_500_not_retried() -> None:
+    proxy = FakeProxy(http_error(sdk_exc.HttpException, 500, "kaboom"))
+    with pytest.raises(exceptions.BaremetalError, match="kaboom"):
+        make_client(proxy).get_node("u1")
+    assert proxy.calls == 1
+
+
+def test_400_is_invalid_input() -> None:
+    proxy = FakeProxy(http_error(sdk_exc.BadRequestException, 400, "bad patch"))
+    with pytest.raises(exceptions.InvalidInput, match="bad patch"):
+        make_client(proxy).get_node("u1")
+
+
+def test_dropped_connection_retried() -> None:
+    proxy = FakeProxy(ks_exc.ConnectFailure("reset by peer"), NODE)
+    assert make_client(proxy).get_node("u1")["uuid"] == "u1"
+    proxy = FakeProxy(*[ks_exc.ConnectFailure("refused")] * 3)
+    with pytest.raises(exceptions.BaremetalError, match="cannot reach Ironic"):
+        make_client(proxy, retries=2).get_node("u1")

@@ -1,0 +1,55 @@
+from typing import Any
+
+from inspector import exceptions
+from inspector.processing.apply import apply_to_ironic
+from inspector.processing.base import NodeContext
+
+
+class Recorder:
+    def __init__(self, conflict: str | None = None) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.conflict = conflict
+
+    def patch_node(
+        self, node_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        self.calls.append(("patch_node", len(patches)))
+        return {}
+
+    def create_port(self, node_uuid: str, body: dict[str, Any]) -> dict[str, Any]:
+        if body["address"] == self.conflict:
+            raise exceptions.Conflict("MAC exists")
+        self.calls.append(("create_port", body["address"]))
+        return {}
+
+    def delete_port(self, port_uuid: str) -> None:
+        self.calls.append(("delete_port", port_uuid))
+
+    def patch_port(
+        self, port_uuid: str, patches: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        self.calls.append(("patch_port", port_uuid))
+        return {}
+
+
+def test_order_and_single_patch() -> None:
+    ctx = NodeContext(uuid="n", node={}, ports={})
+    ctx.patch("/properties/cpus", 1)
+    ctx.patch("/properties/memory_mb", 2)
+    ctx.ports_to_delete.append("old")
+    ctx.ports_to_create += [{"address": "a"}, {"address": "b"}]
+    ctx.patch_port("p", "/pxe_enabled", False)
+    client = Recorder(conflict="a")
+    apply_to_ironic(client, ctx)
+    assert client.calls == [
+        ("patch_node", 2),
+        ("delete_port", "old"),
+        ("create_port", "b"),
+        ("patch_port", "p"),
+    ]
+
+
+def test_nothing_to_do_makes_no_calls() -> None:
+    client = Recorder()
+    apply_to_ironic(client, NodeContext(uuid="n", node={}, ports={}))
+    assert client.calls == []
