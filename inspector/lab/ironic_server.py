@@ -68,6 +68,10 @@ class IronicServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
     def install(self) -> pathlib.Path:
         """Install Ironic into its own venv once; later calls return at once."""
         marker = self.venv / ".installed"

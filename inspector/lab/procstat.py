@@ -1,0 +1,47 @@
+"""CPU time and memory of the lab's processes, read from /proc."""
+
+import os
+import pathlib
+
+
+def _children(pid: int) -> list[int]:
+    result = []
+    for task in pathlib.Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            text = (task / "children").read_text()
+        except OSError:
+            continue
+        result += [int(c) for c in text.split()]
+    return result
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        todo += _children(current)
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and its descendants."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for each in tree(pid):
+        try:
+            fields = pathlib.Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1]
+        except OSError:
+            continue
+        parts = fields.split()
+        total += int(parts[11]) + int(parts[12])
+    return total / ticks
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident memory (VmHWM) of one process, in MiB."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
