@@ -25,6 +25,11 @@ class WSGIServer:
         # cheroot's default listen backlog of 5 drops SYNs under a burst of
         # clients (each costing a 1 s retransmit); ramdisks arrive in bursts
         self._server.request_queue_size = LISTEN_BACKLOG
+        # with a numeric limit cheroot counts its idle connections under the
+        # selector's lock after every response, serialising the worker
+        # threads; idle keep-alive connections still expire after the
+        # server's socket timeout
+        self._server.keep_alive_conn_limit = None  # type: ignore[assignment]
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:

@@ -45,6 +45,32 @@ def parse_config(argv: list[str], conf: cfg.ConfigOpts | None = None) -> cfg.Con
     return conf
 
 
+def reload_config(conf: cfg.ConfigOpts, argv: list[str]) -> bool:
+    """Apply changed mutable options from the config files (SIGHUP).
+
+    The files are parsed and validated on a scratch ConfigOpts first: oslo
+    would otherwise accept an invalid value (a typo in a choice) and every
+    later read of that option would fail mid-request. A rejected reload
+    keeps the running values and logs what was wrong.
+    """
+    import logging
+
+    from inspector import exceptions
+    from inspector.conf import opts
+
+    log = logging.getLogger(__name__)
+    candidate = cfg.ConfigOpts()
+    try:
+        parse_config(argv, candidate)
+        opts.validate(candidate)
+    except (cfg.Error, exceptions.ConfigError) as exc:
+        log.error("Configuration reload rejected, running values kept: %s", exc)
+        return False
+    conf.mutate_config_files()
+    log.info("Configuration reloaded; immutable options need a restart")
+    return True
+
+
 def die(prog: str, message: str, code: int = 2) -> NoReturn:
     print(f"{prog}: {message}", file=sys.stderr)
     raise SystemExit(code)

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     from inspector import exceptions
 
     try:
-        conf = process.parse_config(sys.argv[1:] if argv is None else argv)
+        args = sys.argv[1:] if argv is None else argv
+        conf = process.parse_config(args)
     except cfg.Error as exc:
         process.die(PROG, str(exc))
     log.setup(conf, "ironic-inspector")
@@ -36,12 +37,12 @@ def main(argv: list[str] | None = None) -> int:
             "instead (split mode), or set standalone = True",
         )
     try:
-        return _serve(conf)
+        return _serve(conf, args)
     except exceptions.ConfigError as exc:
         process.die(PROG, str(exc))
 
 
-def _serve(conf: "cfg.ConfigOpts") -> int:
+def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     import oslo_messaging as messaging
 
     from inspector import exceptions
@@ -75,7 +76,7 @@ def _serve(conf: "cfg.ConfigOpts") -> int:
 
     def _on_reload(_signo: int, _frame: FrameType | None) -> None:
         LOG.info("Received SIGHUP, reloading mutable options")
-        conf.mutate_config_files()
+        process.reload_config(conf, args)
 
     signal.signal(signal.SIGTERM, _on_stop)
     signal.signal(signal.SIGINT, _on_stop)

@@ -50,6 +50,7 @@ OPTS = [
     ),
     cfg.IntOpt(
         "timeout",
+        mutable=True,
         default=3600,
         min=0,
         help="Seconds after which an unfinished introspection ends in error "
@@ -57,12 +58,14 @@ OPTS = [
     ),
     cfg.IntOpt(
         "clean_up_period",
+        mutable=True,
         default=60,
         min=0,
         help="Seconds between runs of the periodic clean-up (timeouts). 0 disables it.",
     ),
     cfg.FloatOpt(
         "introspection_delay",
+        mutable=True,
         default=5.0,
         min=0,
         help="Minimum seconds between two power-ons issued by this service, "
@@ -70,18 +73,21 @@ OPTS = [
     ),
     cfg.IntOpt(
         "api_max_limit",
+        mutable=True,
         default=1000,
         min=1,
         help="Largest page a list request may ask for; limit=0 means this.",
     ),
     cfg.BoolOpt(
         "can_manage_boot",
+        mutable=True,
         default=True,
         help="Whether this service may set the boot device and power nodes "
         "on and off. With False every introspection needs manage_boot=false.",
     ),
     cfg.ListOpt(
         "ipmi_address_fields",
+        mutable=True,
         default=DEFAULT_IPMI_ADDRESS_FIELDS,
         help="driver_info fields holding a node's BMC address, used to look "
         "the node up when the ramdisk posts its data. ipmi_address is always "

@@ -24,6 +24,7 @@ OPTS = [
     ),
     cfg.StrOpt(
         "store_data",
+        mutable=True,
         default="none",
         choices=[
             ("none", "keep no data after processing"),
@@ -34,6 +35,7 @@ OPTS = [
     ),
     cfg.StrOpt(
         "add_ports",
+        mutable=True,
         default="pxe",
         choices=[
             ("all", "every NIC with a MAC address"),
@@ -45,6 +47,7 @@ OPTS = [
     ),
     cfg.StrOpt(
         "keep_ports",
+        mutable=True,
         default="all",
         choices=[
             ("all", "keep every existing port"),
@@ -55,26 +58,31 @@ OPTS = [
     ),
     cfg.BoolOpt(
         "overwrite_existing",
+        mutable=True,
         default=True,
         help="Overwrite node properties that are already set in Ironic.",
     ),
     cfg.BoolOpt(
         "power_off",
+        mutable=True,
         default=True,
         help="Power the node off after processing (when boot is managed).",
     ),
     cfg.BoolOpt(
         "update_pxe_enabled",
+        mutable=True,
         default=True,
         help="Set pxe_enabled on existing ports: true only on the boot NIC.",
     ),
     cfg.BoolOpt(
         "disk_partitioning_spacing",
+        mutable=True,
         default=True,
         help="Leave 1 GiB for partitioning when computing local_gb.",
     ),
     cfg.BoolOpt(
         "permit_active_introspection",
+        mutable=True,
         default=False,
         help="Allow introspection of nodes in the active and rescue states.",
     ),

@@ -217,21 +217,40 @@ def test_store_data_none(short_lived: InspectorServer, lab: Lab) -> None:
     assert "store_data" in resp.json()["error"]["message"]
 
 
+def _wait_log(server: InspectorServer, text: str) -> None:
+    deadline = time.monotonic() + 10
+    while text not in server.log_tail(50000):
+        assert time.monotonic() < deadline, server.log_tail()
+        time.sleep(0.1)
+
+
 def test_sigterm_stops_cleanly_and_sighup_reloads(
     ironic: IronicServer, tmp_path: pathlib.Path
 ) -> None:
     server = start_inspector(tmp_path, ironic)
+    client = Client(server.url)
     try:
-        conf = server.config_file.read_text()
+        assert client.get("/v1/introspection?limit=2").status_code == 200
+        original = server.config_file.read_text()
         server.config_file.write_text(
-            conf.replace("[DEFAULT]", "[DEFAULT]\ndebug = True")
+            original.replace("[DEFAULT]", "[DEFAULT]\napi_max_limit = 1")
         )
         server.signal(signal.SIGHUP)
-        deadline = time.monotonic() + 10
-        while "reloading mutable options" not in server.log_tail(20000):
-            assert time.monotonic() < deadline, server.log_tail()
-            time.sleep(0.1)
-        assert Client(server.url).get("/").status_code == 200
+        _wait_log(server, "Configuration reloaded")
+        resp = client.get("/v1/introspection?limit=2")
+        assert resp.status_code == 400
+        assert "the maximum is 1" in resp.json()["error"]["message"]
+
+        # an invalid value is rejected as a whole: the running values stay
+        server.config_file.write_text(
+            original.replace("[DEFAULT]", "[DEFAULT]\napi_max_limit = 50")
+            + "\n[processing]\nstore_data = bogus\n"
+        )
+        server.signal(signal.SIGHUP)
+        _wait_log(server, "Configuration reload rejected")
+        assert "store_data" in server.log_tail(50000)
+        assert client.get("/v1/introspection?limit=2").status_code == 400
+        assert client.get("/v1/introspection?limit=1").status_code == 200
     finally:
         code = server.stop()
     assert code == 0, server.log_tail()
