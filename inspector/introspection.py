@@ -38,6 +38,31 @@ def _rpc(rt: Runtime) -> Any:
     return rt.rpc
 
 
+def _hand_over(rt: Runtime, method: str, record: Introspection) -> None:
+    """Cast ``method`` for ``record``; if no conductor takes it, end it.
+
+    The state was already written, so leaving it would strand the
+    introspection until its timeout: it ends in ``error`` naming the cause
+    (an abort ends as aborted), and the client gets the 503 to retry.
+    """
+    try:
+        getattr(_rpc(rt), method)(record.uuid, record.version)
+    except exceptions.ServiceUnavailable as exc:
+        event = states.ABORT_END if record.state == states.ABORTING else states.FAIL
+        prefix = states.ABORTED_MESSAGE if event == states.ABORT_END else "Failed"
+        try:
+            introspections.transition(
+                rt.db,
+                record.uuid,
+                event,
+                expected_version=record.version,
+                error=f"{prefix}: {exc.message}",
+            )
+        except (exceptions.StaleState, exceptions.InvalidTransition):
+            pass  # something else moved it on; it is not stranded
+        raise
+
+
 def validate_node_id(node_id: str, *, names: bool = True) -> None:
     if UUID_RE.match(node_id):
         return
@@ -89,7 +114,7 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
     finally:
         lock.release()
     LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
-    _rpc(rt).start_introspection(uuid, record.version)
+    _hand_over(rt, "start_introspection", record)
     return uuid
 
 
@@ -127,7 +152,7 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
     finally:
         lock.release()
     LOG.info("Abort of introspection of node %s requested", uuid)
-    _rpc(rt).abort(uuid, record.version)
+    _hand_over(rt, "abort", record)
 
 
 def reapply(
@@ -157,7 +182,7 @@ def reapply(
     finally:
         lock.release()
     LOG.info("Reapplying stored data of node %s", uuid)
-    _rpc(rt).reapply(uuid, record.version)
+    _hand_over(rt, "reapply", record)
 
 
 def continue_(rt: Runtime, data: dict[str, Any]) -> str:
@@ -178,5 +203,5 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         raw_data=data,
     )
     LOG.info("Received ramdisk data for node %s, processing", record.uuid)
-    _rpc(rt).process(record.uuid, record.version)
+    _hand_over(rt, "process", record)
     return record.uuid

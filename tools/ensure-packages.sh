@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the integration tests use, only when missing.
+# Installs the Debian packages the integration tests use (PostgreSQL, etcd,
+# RabbitMQ), only when missing. Nothing is started or enabled here: the tests
+# start their own servers on loopback.
 set -euo pipefail
 
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -71,6 +71,37 @@ def reload_config(conf: cfg.ConfigOpts, argv: list[str]) -> bool:
     return True
 
 
+def wait_for_stop(conf: cfg.ConfigOpts, argv: list[str]) -> str:
+    """Block until SIGTERM or SIGINT; SIGHUP reloads mutable options meanwhile.
+
+    Returns the name of the signal that asked the process to stop.
+    """
+    import logging
+    import signal
+    import threading
+    from types import FrameType
+
+    log = logging.getLogger(__name__)
+    stopping = threading.Event()
+    received: list[str] = []
+
+    def _on_stop(signo: int, _frame: FrameType | None) -> None:
+        received.append(signal.Signals(signo).name)
+        log.info("Received %s, stopping", received[-1])
+        stopping.set()
+
+    def _on_reload(_signo: int, _frame: FrameType | None) -> None:
+        log.info("Received SIGHUP, reloading mutable options")
+        reload_config(conf, argv)
+
+    signal.signal(signal.SIGTERM, _on_stop)
+    signal.signal(signal.SIGINT, _on_stop)
+    signal.signal(signal.SIGHUP, _on_reload)
+    while not stopping.wait(3600):
+        pass
+    return received[0] if received else "SIGTERM"
+
+
 def die(prog: str, message: str, code: int = 2) -> NoReturn:
     print(f"{prog}: {message}", file=sys.stderr)
     raise SystemExit(code)

@@ -1,10 +1,7 @@
 """ironic-inspector: the API and a conductor in one process."""
 
 import logging
-import signal
 import sys
-import threading
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from inspector.cmd import process
@@ -51,6 +48,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     from inspector.conductor.rpcapi import ConductorClient
     from inspector.conductor.service import ConductorService
     from inspector.conf import opts
+    from inspector.coordination.members import FixedConductor
     from inspector.db import engine, migration
     from inspector.locking import factory
     from inspector.runtime import Runtime
@@ -63,25 +61,11 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     rt = Runtime(
         conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
     )
-    rt.rpc = ConductorClient(conf, transport, conf.host)
+    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host))
     conductor = ConductorService(rt, transport)
     server = WSGIServer(
         create_app(rt), conf.listen_address, conf.listen_port, conf.api_threads
     )
-    stopping = threading.Event()
-
-    def _on_stop(signo: int, _frame: FrameType | None) -> None:
-        LOG.info("Received %s, stopping", signal.Signals(signo).name)
-        stopping.set()
-
-    def _on_reload(_signo: int, _frame: FrameType | None) -> None:
-        LOG.info("Received SIGHUP, reloading mutable options")
-        process.reload_config(conf, args)
-
-    signal.signal(signal.SIGTERM, _on_stop)
-    signal.signal(signal.SIGINT, _on_stop)
-    signal.signal(signal.SIGHUP, _on_reload)
-
     conductor.start()
     try:
         server.start()
@@ -89,8 +73,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
         conductor.stop()
         raise
     LOG.info("ironic-inspector %s started (standalone)", conf.host)
-    while not stopping.wait(3600):
-        pass
+    process.wait_for_stop(conf, args)
     server.stop()
     conductor.stop()
     transport.cleanup()

@@ -1,7 +1,8 @@
 """Client side of the conductor RPC API (casts only)."""
 
 import logging
-from typing import Any
+from collections.abc import Collection
+from typing import Any, Protocol
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -14,32 +15,72 @@ TOPIC = "ironic_inspector.conductor"
 RPC_API_VERSION = "1.0"
 """1.0: start_introspection, process, reapply, abort."""
 
+MAX_CAST_ATTEMPTS = 3
+"""Conductors tried for one cast before the request fails with 503."""
+
+
+class Router(Protocol):
+    """Picks the conductor host a cast goes to."""
+
+    def pick(self, exclude: Collection[str] = ()) -> str: ...
+
+    def invalidate(self) -> None: ...
+
 
 class ConductorClient:
-    """Casts work to a conductor; never waits for the result."""
+    """Casts work to a conductor picked by ``router``; never waits for results.
+
+    A cast that cannot be delivered (the broker refused it, the connection
+    dropped) is tried on another live conductor; after
+    :data:`MAX_CAST_ATTEMPTS` failures the caller gets ServiceUnavailable.
+    """
 
     def __init__(
-        self, conf: cfg.ConfigOpts, transport: messaging.Transport, server: str
+        self, conf: cfg.ConfigOpts, transport: messaging.Transport, router: Router
     ) -> None:
-        target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION, server=server)
+        target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
         self._client = messaging.get_rpc_client(transport, target)
+        self._router = router
 
-    def _cast(self, method: str, **kwargs: Any) -> None:
-        try:
-            self._client.prepare().cast({}, method, **kwargs)
-        except messaging.MessageDeliveryFailure as exc:
-            raise exceptions.ServiceUnavailable(
-                reason=f"could not hand {method} over to a conductor: {exc}"
-            ) from exc
+    def _cast(self, method: str, **kwargs: Any) -> str:
+        tried: list[str] = []
+        last_error: Exception | None = None
+        while len(tried) < MAX_CAST_ATTEMPTS:
+            try:
+                host = self._router.pick(exclude=tried)
+            except exceptions.ServiceUnavailable:
+                if last_error is None:
+                    raise
+                break
+            try:
+                self._client.prepare(server=host).cast({}, method, **kwargs)
+            except Exception as exc:  # any failure means it was not delivered
+                LOG.warning(
+                    "Could not cast %s to conductor %s: %s: %s",
+                    method,
+                    host,
+                    type(exc).__name__,
+                    exc,
+                )
+                tried.append(host)
+                last_error = exc
+                self._router.invalidate()
+                continue
+            LOG.debug("Cast %s(%s) to conductor %s", method, kwargs, host)
+            return host
+        raise exceptions.ServiceUnavailable(
+            reason=f"could not hand {method} over to a conductor "
+            f"(tried {', '.join(tried)}): {last_error}"
+        )
 
-    def start_introspection(self, uuid: str, version: int) -> None:
-        self._cast("start_introspection", uuid=uuid, version=version)
+    def start_introspection(self, uuid: str, version: int) -> str:
+        return self._cast("start_introspection", uuid=uuid, version=version)
 
-    def process(self, uuid: str, version: int) -> None:
-        self._cast("process", uuid=uuid, version=version)
+    def process(self, uuid: str, version: int) -> str:
+        return self._cast("process", uuid=uuid, version=version)
 
-    def reapply(self, uuid: str, version: int) -> None:
-        self._cast("reapply", uuid=uuid, version=version)
+    def reapply(self, uuid: str, version: int) -> str:
+        return self._cast("reapply", uuid=uuid, version=version)
 
-    def abort(self, uuid: str, version: int) -> None:
-        self._cast("abort", uuid=uuid, version=version)
+    def abort(self, uuid: str, version: int) -> str:
+        return self._cast("abort", uuid=uuid, version=version)

@@ -6,6 +6,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.conf import (
+    coordination,
     database,
     default,
     ironic,
@@ -20,6 +21,7 @@ _Lister = Callable[[], list[cfg.Opt]]
 _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (None, default.register_opts, default.list_opts),
     (database.GROUP, database.register_opts, database.list_opts),
+    (coordination.GROUP, coordination.register_opts, coordination.list_opts),
     (ironic.GROUP, ironic.register_opts, ironic.list_opts),
     (processing.GROUP, processing.register_opts, processing.list_opts),
     (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),

@@ -18,6 +18,7 @@ from inspector.api.app import create_app
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.conductor.service import ConductorService
 from inspector.conf import opts
+from inspector.coordination.members import FixedConductor
 from inspector.db import engine, migration
 from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
@@ -88,7 +89,7 @@ def _service(
         baremetal=ironic,  # type: ignore[arg-type]
         locks=SemaphoreLockProvider(),
     )
-    rt.rpc = ConductorClient(base_conf, transport, base_conf.host)
+    rt.rpc = ConductorClient(base_conf, transport, FixedConductor(base_conf.host))
     conductor = ConductorService(rt, transport)
     conductor.start()
     app = create_app(rt)

@@ -1,0 +1,72 @@
+"""ironic-inspector-api-wsgi: the split-mode API on a local threaded server.
+
+Production deployments serve ``inspector.wsgi:application`` from Apache
+(mod_wsgi) or another WSGI server; this command is for local runs and tests:
+
+    ironic-inspector-api-wsgi --host 127.0.0.1 --port 5050 -- --config-file F
+"""
+
+import argparse
+import logging
+import sys
+
+from inspector.cmd import process
+
+LOG = logging.getLogger(__name__)
+PROG = "ironic-inspector-api-wsgi"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Serve the split-mode inspector API. Options after -- "
+        "go to the service (--config-file, --config-dir).",
+    )
+    parser.add_argument("--host", default=None, help="default: [DEFAULT]listen_address")
+    parser.add_argument(
+        "--port", type=int, default=None, help="default: [DEFAULT]listen_port"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="default: [DEFAULT]api_threads"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    ours, service_args = args, []
+    if "--" in args:
+        split = args.index("--")
+        ours, service_args = args[:split], args[split + 1 :]
+    options = _parser().parse_args(ours)
+
+    process.select_threading_backend()
+    from oslo_config import cfg
+    from oslo_log import log
+
+    from inspector import exceptions
+    from inspector.api.service import ApiService
+    from inspector.wsgi_server import WSGIServer
+
+    try:
+        conf = process.parse_config(service_args)
+    except cfg.Error as exc:
+        process.die(PROG, str(exc))
+    log.setup(conf, "ironic-inspector-api")
+    try:
+        service = ApiService(conf)
+        server = WSGIServer(
+            service.app,
+            options.host or conf.listen_address,
+            options.port or conf.listen_port,
+            options.threads or conf.api_threads,
+        )
+        server.start()
+    except (exceptions.ConfigError, exceptions.ServiceUnavailable) as exc:
+        process.die(PROG, str(exc))
+    LOG.info("%s started", PROG)
+    process.wait_for_stop(conf, service_args)
+    server.stop()
+    service.stop()
+    LOG.info("%s stopped", PROG)
+    return 0

@@ -1,0 +1,1 @@
+"""Split-mode coordination through tooz: the conductor group and its view."""

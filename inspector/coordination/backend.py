@@ -1,0 +1,70 @@
+"""The tooz coordinator behind split mode, and its errors at our boundary."""
+
+import contextlib
+import logging
+import urllib.parse
+from collections.abc import Iterator
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector import exceptions
+
+LOG = logging.getLogger(__name__)
+
+GROUP_ID = b"ironic_inspector.service_group"
+"""The tooz group every conductor joins."""
+
+
+def _failure_types() -> tuple[type[BaseException], ...]:
+    import requests
+    import tooz
+
+    types: list[type[BaseException]] = [tooz.ToozError, requests.RequestException]
+    try:
+        from etcd3gw import exceptions as etcd_exceptions
+
+        # raised instead of a tooz error when etcd is down at start
+        types.append(etcd_exceptions.Etcd3Exception)
+    except ImportError:  # etcd3gw is optional for other backends
+        pass
+    types.append(OSError)
+    return tuple(types)
+
+
+@contextlib.contextmanager
+def translated(action: str) -> Iterator[None]:
+    """Turn any backend failure into a 503-class :class:`ServiceUnavailable`."""
+    try:
+        yield
+    except exceptions.InspectorError:
+        raise
+    except _failure_types() as exc:
+        raise exceptions.ServiceUnavailable(
+            reason=f"coordination backend failed to {action}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def describe(url: str) -> str:
+    """``url`` without credentials or query, safe for logs and messages."""
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.port:
+        host = f"{host}:{parsed.port}"
+    return f"{parsed.scheme}://{host}{parsed.path}"
+
+
+def start_coordinator(conf: cfg.ConfigOpts, member_id: str) -> Any:
+    """A started tooz coordinator for ``member_id``; heartbeats are ours.
+
+    :raises ServiceUnavailable: the backend cannot be reached.
+    """
+    from tooz import coordination
+
+    url = conf.coordination.backend_url
+    with translated(f"connect to {describe(url)}"):
+        coordinator = coordination.get_coordinator(url, member_id.encode())
+        coordinator.start(start_heart=False)
+    LOG.debug("Connected to coordination backend %s as %s", describe(url), member_id)
+    return coordinator

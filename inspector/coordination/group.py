@@ -1,0 +1,106 @@
+"""A conductor's membership of the service group, kept alive on an OS thread."""
+
+import datetime
+import logging
+import threading
+from typing import Any
+
+from tooz import coordination
+
+from inspector import exceptions
+from inspector.coordination.backend import GROUP_ID, translated
+
+LOG = logging.getLogger(__name__)
+
+MIN_BEAT = 0.5
+MAX_BEAT = 5.0
+
+
+class Membership:
+    """Joins the group as ``host``, heartbeats, re-joins when dropped, leaves.
+
+    A membership lease can expire while the process is alive (a long pause,
+    a backend restart); tooz then renews the lease but does not put the
+    member back, so every beat also checks that this host is still listed.
+    """
+
+    def __init__(
+        self, coordinator: Any, host: str, capabilities: dict[str, Any]
+    ) -> None:
+        self._coordinator = coordinator
+        self.host = host
+        self.member_id = host.encode()
+        self.capabilities = dict(capabilities)
+        self.capabilities.setdefault(
+            "started_at", datetime.datetime.now(datetime.UTC).isoformat()
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat, name="coordination-heartbeat", daemon=True
+        )
+        self.rejoins = 0
+
+    def start(self) -> None:
+        """Join the group (creating it when needed) and start heartbeating."""
+        self._join()
+        self._thread.start()
+
+    def _join(self) -> None:
+        with translated("join the conductor group"):
+            try:
+                self._coordinator.create_group(GROUP_ID).get()
+            except coordination.GroupAlreadyExist:
+                pass
+            try:
+                self._coordinator.join_group(GROUP_ID, self.capabilities).get()
+            except coordination.MemberAlreadyExist:
+                # our own earlier incarnation (a restart before its lease
+                # expired): take the place over instead of waiting it out
+                LOG.info("Member %s already in the group, joining again", self.host)
+                self._coordinator.leave_group(GROUP_ID).get()
+                self._coordinator.join_group(GROUP_ID, self.capabilities).get()
+        LOG.info("Joined conductor group as %s", self.host)
+
+    def is_member(self) -> bool:
+        with translated("list the conductor group"):
+            members = self._coordinator.get_members(GROUP_ID).get()
+        return self.member_id in members
+
+    def beat_once(self) -> float:
+        """One heartbeat plus a membership check; returns the next wait."""
+        with translated("heartbeat"):
+            interval = self._coordinator.heartbeat()
+        if not self.is_member():
+            LOG.warning(
+                "Conductor %s is no longer in the group (its membership "
+                "expired); joining again",
+                self.host,
+            )
+            self._join()
+            self.rejoins += 1
+        wait = float(interval or MAX_BEAT * 3) / 3
+        return min(max(wait, MIN_BEAT), MAX_BEAT)
+
+    def _beat(self) -> None:
+        wait = MIN_BEAT
+        while not self._stop.wait(wait):
+            try:
+                wait = self.beat_once()
+            except exceptions.ServiceUnavailable as exc:
+                LOG.error("Conductor %s heartbeat failed: %s", self.host, exc)
+                wait = MIN_BEAT * 2
+            except Exception:  # the heartbeat must never die
+                LOG.exception("Unexpected heartbeat failure of %s", self.host)
+                wait = MIN_BEAT * 2
+
+    def stop(self) -> None:
+        """Stop heartbeating and leave the group (best effort)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+        try:
+            with translated("leave the conductor group"):
+                self._coordinator.leave_group(GROUP_ID).get()
+            LOG.info("Conductor %s left the group", self.host)
+        except (exceptions.ServiceUnavailable, coordination.MemberNotJoined) as exc:
+            LOG.warning("Conductor %s could not leave the group: %s", self.host, exc)
