@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in args:
         split = args.index("--")
         ours, service_args = args[:split], args[split + 1 :]
-    options = _parser().parse_args(ours)
+    # service options may also come before "--" (--config-file F)
+    options, unknown = _parser().parse_known_args(ours)
+    service_args = unknown + service_args
 
     process.select_threading_backend()
     from oslo_config import cfg

@@ -10,6 +10,16 @@ from inspector import exceptions
 LOG = logging.getLogger(__name__)
 
 
+def _transport_url(conf: cfg.ConfigOpts) -> str:
+    """[DEFAULT]transport_url, registering oslo.messaging's options if needed."""
+    from oslo_messaging import opts as messaging_opts
+
+    for group, options in messaging_opts.list_opts():
+        if group in (None, "DEFAULT"):
+            conf.register_opts(options)
+    return str(conf.transport_url or "")
+
+
 def check_split(conf: cfg.ConfigOpts) -> list[str]:
     """Refuse split-mode settings that cannot work; return loud warnings.
 
@@ -23,7 +33,7 @@ def check_split(conf: cfg.ConfigOpts) -> list[str]:
             "API and the conductors cannot share; set it to a PostgreSQL or "
             "MariaDB URL, or use standalone = True"
         )
-    transport_url = conf.transport_url or ""
+    transport_url = _transport_url(conf)
     if transport_url.startswith("fake:"):
         raise exceptions.ConfigError(
             "Invalid configuration: [DEFAULT]transport_url is fake://, which "

@@ -6,6 +6,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions
 from inspector.db.engine import Database
@@ -55,7 +56,15 @@ def ensure_schema(db: Database) -> None:
     if db.is_sqlite:
         upgrade(db)
         return
-    have, want = current(db), head()
+    try:
+        have = current(db)
+    except sa_exc.OperationalError as exc:
+        url = db.engine.url.render_as_string(hide_password=True)
+        raise exceptions.ServiceUnavailable(
+            reason=f"cannot reach the database {url} ([database]connection): "
+            f"{str(exc.orig).strip().splitlines()[0] if exc.orig else exc}"
+        ) from exc
+    want = head()
     if have != want:
         raise exceptions.ConfigError(
             f"Database schema is at revision {have or 'none'}, this release "

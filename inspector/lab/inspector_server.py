@@ -79,10 +79,20 @@ class InspectorServer:
             lines += [f"{k} = {v}" for k, v in values.items()]
         return "\n".join(lines) + "\n"
 
-    def start(self, timeout: float = 60) -> None:
+    program = "ironic-inspector"
+    """The console script this class runs."""
+
+    def _command(self) -> list[str]:
+        return [_executable(self.program), "--config-file", str(self.config_file)]
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self._proc is not None
+        loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
+
+    def start(self, timeout: float = 60, dbsync: bool = True) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.config_file.write_text(self._config())
-        if not self.database_url.startswith("sqlite"):
+        if dbsync and not self.database_url.startswith("sqlite"):
             subprocess.run(
                 [
                     _executable("ironic-inspector-dbsync"),
@@ -95,17 +105,15 @@ class InspectorServer:
             )
         output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
         self._proc = subprocess.Popen(
-            [_executable("ironic-inspector"), "--config-file", str(self.config_file)],
-            stdout=output,
-            stderr=subprocess.STDOUT,
+            self._command(), stdout=output, stderr=subprocess.STDOUT
         )
         output.close()
         try:
-            loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
-        except TimeoutError as exc:
+            self._wait_ready(timeout)
+        except (TimeoutError, RuntimeError) as exc:
             self.stop()
             raise RuntimeError(
-                f"ironic-inspector did not start: {exc}\n{self.log_tail()}"
+                f"{self.program} did not start: {exc}\n{self.log_tail()}"
             ) from exc
 
     def log_tail(self, chars: int = 3000) -> str:

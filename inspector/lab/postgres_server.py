@@ -177,6 +177,11 @@ class PostgresServer:
         self._psql(f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)")
         self._psql(f"CREATE DATABASE {self.database} OWNER inspector")
 
+    def create_database(self, name: str) -> None:
+        """Another empty database owned by ``inspector`` on this server."""
+        self._psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        self._psql(f"CREATE DATABASE {name} OWNER inspector")
+
     def _tail(self) -> str:
         try:
             return self.log_file.read_text(errors="replace")[-2000:]

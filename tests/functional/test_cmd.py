@@ -62,3 +62,44 @@ def test_dbsync_bad_url(tmp_path: pathlib.Path) -> None:
                  "[database]\nconnection = nonsense\n", "upgrade")
     assert result.returncode == 2
     assert "[database]connection" in result.stderr
+
+
+SPLIT = ("[DEFAULT]\nstandalone = False\ntransport_url = rabbit://u:p@127.0.0.1:1/\n"
+         "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n"
+         "[database]\nconnection = postgresql+psycopg2://u:p@127.0.0.1:1/x\n")
+
+
+@pytest.mark.parametrize("script", ["ironic-inspector-conductor",
+                                    "ironic-inspector-api-wsgi"])
+def test_split_scripts_refuse_standalone(tmp_path: pathlib.Path, script: str) -> None:
+    result = run(tmp_path, script, "[DEFAULT]\nstandalone = True\n")
+    assert result.returncode == 2, result.stderr
+    assert "standalone is True" in result.stderr
+    assert "ironic-inspector " in result.stderr or "ironic-inspector (" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("script", ["ironic-inspector-conductor",
+                                    "ironic-inspector-api-wsgi"])
+@pytest.mark.parametrize("old,new,fragment", [
+    ("connection = postgresql+psycopg2://u:p@127.0.0.1:1/x",
+     "connection = sqlite:////tmp/x.sqlite", "[database]connection is SQLite"),
+    ("transport_url = rabbit://u:p@127.0.0.1:1/", "transport_url = fake://",
+     "[DEFAULT]transport_url is fake://"),
+    ("backend_url = etcd3+http://127.0.0.1:1", "backend_url = ",
+     "[coordination]backend_url"),
+])
+def test_split_refuses_unworkable_settings(tmp_path: pathlib.Path, script: str,
+                                           old: str, new: str, fragment: str) -> None:
+    result = run(tmp_path, script, SPLIT.replace(old, new))
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "u:p@" not in result.stderr  # credentials stay out of messages
+
+
+def test_split_unreachable_database_is_one_line(tmp_path: pathlib.Path) -> None:
+    result = run(tmp_path, "ironic-inspector-conductor", SPLIT)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "u:p@" not in result.stderr

@@ -1,0 +1,165 @@
+"""Split mode on loopback: etcd, RabbitMQ, PostgreSQL, the API, N conductors."""
+
+import logging
+import pathlib
+import time
+
+from inspector.lab.etcd_server import EtcdServer
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.postgres_server import PostgresServer
+from inspector.lab.rabbitmq_server import RabbitMQServer
+
+LOG = logging.getLogger(__name__)
+
+
+class ApiServer(InspectorServer):
+    """``ironic-inspector-api-wsgi`` on its local threaded server."""
+
+    program = "ironic-inspector-api-wsgi"
+
+    def _command(self) -> list[str]:
+        return [
+            *super()._command()[:1],
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--",
+            "--config-file",
+            str(self.config_file),
+        ]
+
+
+class ConductorServer(InspectorServer):
+    """One ``ironic-inspector-conductor``; ready once it joined the group."""
+
+    program = "ironic-inspector-conductor"
+
+    @property
+    def host(self) -> str:
+        return self.options["DEFAULT"]["host"]
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self._proc is not None
+        marker = f"ironic-inspector-conductor {self.host} started"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"exited with {self._proc.returncode}")
+            if marker in self.log_tail(200000):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"no {marker!r} in {self.log_file} within {timeout:.0f} s")
+
+
+class SplitCluster:
+    """Every server of the split shape, private to ``work_dir``.
+
+    ``postgres`` may be shared with other users of the same test session;
+    the cluster then uses its own database on it.
+    """
+
+    def __init__(
+        self,
+        work_dir: pathlib.Path,
+        ironic_url: str,
+        conductors: int = 2,
+        postgres: PostgresServer | None = None,
+        database: str = "inspector",
+        membership_timeout: int = 30,
+        options: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        self.work_dir = pathlib.Path(work_dir)
+        self.ironic_url = ironic_url
+        self.conductor_count = conductors
+        self.etcd = EtcdServer(self.work_dir / "etcd")
+        self.rabbit = RabbitMQServer(self.work_dir / "rabbitmq")
+        self._own_postgres = postgres is None
+        self.postgres = postgres or PostgresServer(self.work_dir / "postgres")
+        self.database = database
+        self.membership_timeout = membership_timeout
+        self.options = options or {}
+        self.api: ApiServer | None = None
+        self.conductors: list[ConductorServer] = []
+
+    def _options(self, host: str) -> dict[str, dict[str, str]]:
+        groups: dict[str, dict[str, str]] = {
+            "DEFAULT": {
+                "standalone": "False",
+                "host": host,
+                "transport_url": self.rabbit.transport_url,
+            },
+            "coordination": {
+                "backend_url": self.etcd.tooz_url(
+                    membership_timeout=self.membership_timeout, timeout=10
+                ),
+                "member_cache_seconds": "1",
+            },
+        }
+        for group, values in self.options.items():
+            groups.setdefault(group, {}).update(values)
+        return groups
+
+    @property
+    def database_url(self) -> str:
+        return self.postgres.url.rsplit("/", 1)[0] + f"/{self.database}"
+
+    def start(self) -> None:
+        started = time.monotonic()
+        self.etcd.start()
+        self.rabbit.start()
+        if self._own_postgres:
+            self.postgres.start()
+        if self.database != self.postgres.database:
+            self.postgres.create_database(self.database)
+        self.api = ApiServer(
+            self.work_dir / "api",
+            self.ironic_url,
+            database_url=self.database_url,
+            options=self._options("lab-api"),
+        )
+        self.api.start()  # runs the schema upgrade once for everyone
+        for index in range(1, self.conductor_count + 1):
+            self.add_conductor(f"lab-conductor-{index}")
+        LOG.info(
+            "Split cluster (%d conductors) up in %.1f s",
+            len(self.conductors),
+            time.monotonic() - started,
+        )
+
+    def add_conductor(self, host: str) -> ConductorServer:
+        conductor = ConductorServer(
+            self.work_dir / host,
+            self.ironic_url,
+            database_url=self.database_url,
+            options=self._options(host),
+        )
+        conductor.start(dbsync=False)
+        self.conductors.append(conductor)
+        return conductor
+
+    @property
+    def url(self) -> str:
+        assert self.api is not None
+        return self.api.url
+
+    def stop(self) -> None:
+        for conductor in self.conductors:
+            conductor.stop()
+        if self.api is not None:
+            self.api.stop()
+        self.rabbit.stop()
+        self.etcd.stop()
+        if self._own_postgres:
+            self.postgres.stop()
+
+    def __enter__(self) -> "SplitCluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,237 @@
+"""Split mode against real etcd, RabbitMQ, PostgreSQL and Ironic.
+
+One cluster for the module: the API (ironic-inspector-api-wsgi) and
+conductors (ironic-inspector-conductor) as separate processes.
+"""
+
+import pathlib
+import re
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tooz import coordination
+
+from inspector.coordination.backend import GROUP_ID
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.postgres_server import PostgresServer
+from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from tests.integration.conftest import Client, Lab, start_inspector
+
+MEMBERSHIP_TIMEOUT = 3
+
+
+@pytest.fixture(scope="module")
+def split(
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[SplitCluster]:
+    cluster = SplitCluster(
+        tmp_path_factory.mktemp("split"),
+        ironic.url,
+        conductors=0,
+        postgres=postgres,
+        database="inspector_split",
+        membership_timeout=MEMBERSHIP_TIMEOUT,
+    )
+    with cluster:
+        yield cluster
+    for conductor in cluster.conductors:
+        assert "Traceback" not in conductor.log_tail(10**6), conductor.log_tail()
+
+
+@pytest.fixture
+def cluster(split: SplitCluster) -> SplitCluster:
+    """The split cluster with three running conductors."""
+    split.conductors = [c for c in split.conductors if c.pid is not None]
+    while len(split.conductors) < 3:
+        split.add_conductor(f"lab-conductor-{len(split.conductors) + 1}")
+    return split
+
+
+@pytest.fixture
+def client(cluster: SplitCluster) -> Client:
+    return Client(cluster.url)
+
+
+@pytest.fixture
+def etcd_members(split: SplitCluster) -> Iterator[Any]:
+    coordinator = coordination.get_coordinator(split.etcd.tooz_url(), b"test-observer")
+    coordinator.start()
+
+    def members() -> set[str]:
+        return {m.decode() for m in coordinator.get_members(GROUP_ID).get()}
+
+    yield members
+    coordinator.stop()
+
+
+def owner(conductors: list[ConductorServer], text: str) -> set[str]:
+    """Hosts whose log contains ``text``."""
+    return {c.host for c in conductors if text in c.log_tail(10**6)}
+
+
+def test_no_conductor_answers_503(split: SplitCluster, lab: Lab) -> None:
+    assert not split.conductors
+    _machine, uuid = lab.machine()
+    resp = Client(split.url).post(f"/v1/introspection/{uuid}")
+    assert resp.status_code == 503
+    assert resp.headers["Retry-After"] == "5"
+    message = resp.json()["error"]["message"]
+    assert "no conductor is available" in message
+    assert "ironic-inspector-conductor" in message
+    # the recorded introspection is not stranded in "starting"
+    status = Client(split.url).get(f"/v1/introspection/{uuid}").json()
+    assert status["state"] == "error" and "no conductor" in status["error"]
+
+
+def test_work_spreads_and_continues_on_another_conductor(
+    client: Client, cluster: SplitCluster, lab: Lab
+) -> None:
+    nodes = [lab.machine() for _ in range(20)]
+    for _machine, uuid in nodes:
+        assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    for _machine, uuid in nodes:
+        client.wait_for(uuid, "waiting")
+    for machine, uuid in nodes:
+        resp = client.post("/v1/continue", json=machine.payload())
+        assert resp.status_code == 200 and resp.json() == {"uuid": uuid}
+    for _machine, uuid in nodes:
+        assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    starters, finishers = {}, {}
+    for _machine, uuid in nodes:
+        started = owner(cluster.conductors, f"Node {uuid} is booting")
+        finished = owner(cluster.conductors, f"Introspection of node {uuid} finished")
+        assert len(started) == 1 and len(finished) == 1, (uuid, started, finished)
+        starters[uuid], finishers[uuid] = started.pop(), finished.pop()
+    every = {c.host for c in cluster.conductors}
+    assert set(starters.values()) == every
+    assert set(finishers.values()) == every
+    assert any(starters[u] != finishers[u] for u in starters)
+    node = lab.api.node(nodes[0][1])
+    assert node["properties"]["cpus"] == nodes[0][0].cpus
+
+
+def _introspect_all(client: Client, lab: Lab, count: int) -> list[str]:
+    uuids = [lab.machine()[1] for _ in range(count)]
+    for uuid in uuids:
+        resp = client.post(f"/v1/introspection/{uuid}")
+        assert resp.status_code == 202, resp.text
+    for uuid in uuids:
+        client.wait_for(uuid, "waiting", timeout=20)
+    return uuids
+
+
+def test_clean_stop_leaves_group_at_once(
+    client: Client, cluster: SplitCluster, lab: Lab, etcd_members: Any
+) -> None:
+    leaving = cluster.conductors[-1]
+    assert leaving.host in etcd_members()
+    assert leaving.stop() == 0, leaving.log_tail()
+    assert "left the group" in leaving.log_tail(10**6)
+    assert leaving.host not in etcd_members()
+    time.sleep(1.2)  # the API's member cache
+    uuids = _introspect_all(client, lab, 6)
+    survivors = [c for c in cluster.conductors if c is not leaving]
+    for uuid in uuids:
+        assert owner(survivors, f"Node {uuid} is booting")
+
+
+def test_killed_conductor_stops_being_picked(
+    client: Client, cluster: SplitCluster, lab: Lab, etcd_members: Any
+) -> None:
+    victim = cluster.conductors[-1]
+    victim.signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    while victim.host in etcd_members():
+        assert time.monotonic() - killed_at < MEMBERSHIP_TIMEOUT + 5
+        time.sleep(0.1)
+    gone_after = time.monotonic() - killed_at
+    victim.stop()
+    time.sleep(1.2)  # the API's member cache
+    uuids = _introspect_all(client, lab, 6)
+    assert gone_after <= MEMBERSHIP_TIMEOUT + 2, gone_after
+    for uuid in uuids:
+        assert f"Node {uuid} is booting" not in victim.log_tail(10**6)
+
+
+def test_lock_held_elsewhere_gives_409(
+    client: Client, cluster: SplitCluster, lab: Lab
+) -> None:
+    machine, uuid = lab.machine()
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    client.post("/v1/continue", json=machine.payload())
+    client.wait_for(uuid, "finished")
+    other = coordination.get_coordinator(cluster.etcd.tooz_url(), b"other-conductor")
+    other.start()
+    lock = other.get_lock(f"ironic_inspector.{uuid}".encode())
+    assert lock.acquire(blocking=False)
+    try:
+        for path in ("abort", "data/unprocessed"):
+            resp = client.post(f"/v1/introspection/{uuid}/{path}")
+            assert resp.status_code == 409, (path, resp.text)
+            assert "locked by another operation" in resp.json()["error"]["message"]
+    finally:
+        lock.release()
+        other.stop()
+    assert client.post(f"/v1/introspection/{uuid}/data/unprocessed").status_code == 202
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+
+
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _error_answers(client: Client, lab: Lab) -> dict[str, tuple[int, str]]:
+    """Every client-visible error, with node UUIDs blanked out."""
+    machine, uuid = lab.machine()
+    unknown = "7f1a2b3c-0000-4000-8000-000000000000"
+    requests: list[tuple[str, str, str, dict[str, Any]]] = [
+        ("unknown node start", "post", f"/v1/introspection/{unknown}", {}),
+        ("unknown introspection", "get", f"/v1/introspection/{unknown}", {}),
+        ("bad node id", "get", "/v1/introspection/not a node!", {}),
+        ("bad limit", "get", "/v1/introspection?limit=-1", {}),
+        ("bad marker", "get", "/v1/introspection?marker=xyz", {}),
+        ("bad version", "get", "/v1/introspection", {"headers": {"X-OpenStack-Ironic-Inspector-API-Version": "1.99"}}),
+        ("bad manage_boot", "post", f"/v1/introspection/{uuid}?manage_boot=maybe", {}),
+        ("unknown mac", "post", "/v1/continue", {"json": {"inventory": {"interfaces": [{"name": "x", "mac_address": "66:77:88:99:aa:bb"}]}}}),
+        ("not json", "post", "/v1/continue", {"data": b"{", "headers": {"Content-Type": "application/json"}}),
+        ("not an object", "post", "/v1/continue", {"json": [1]}),
+        ("data of unknown", "get", f"/v1/introspection/{unknown}/data", {}),
+        ("abort unknown", "post", f"/v1/introspection/{unknown}/abort", {}),
+    ]
+    answers: dict[str, tuple[int, str]] = {}
+    for name, method, path, kwargs in requests:
+        resp = getattr(client.http, method)(client.url + path, timeout=30, **kwargs)
+        answers[name] = (resp.status_code, UUID_RE.sub("<uuid>", resp.text))
+    # state-dependent errors on a node of this shape
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    resp = client.post(f"/v1/introspection/{uuid}/data/unprocessed")
+    answers["reapply while waiting"] = (resp.status_code, UUID_RE.sub("<uuid>", resp.text))
+    resp = client.post(f"/v1/introspection/{uuid}/abort")
+    assert resp.status_code == 202, resp.text
+    client.wait_for(uuid, "error")
+    return answers
+
+
+def test_same_errors_in_both_shapes(
+    client: Client,
+    lab: Lab,
+    ironic: IronicServer,
+    tmp_path: pathlib.Path,
+) -> None:
+    standalone: InspectorServer = start_inspector(tmp_path, ironic)
+    try:
+        expected = _error_answers(Client(standalone.url), lab)
+    finally:
+        standalone.stop()
+    got = _error_answers(client, lab)
+    assert got == expected
+    assert {code for code, _ in expected.values()} >= {400, 404, 406}
+    for name, (code, _text) in expected.items():
+        assert 400 <= code < 500, name
