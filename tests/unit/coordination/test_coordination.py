@@ -1,0 +1,201 @@
+"""The coordination layer on tooz's file backend (a real driver, no server)."""
+
+import pathlib
+import time
+from collections.abc import Iterator
+from typing import Any
+from unittest import mock
+
+import pytest
+from oslo_config import cfg
+from tooz import coordination
+
+from inspector import exceptions
+from inspector.conductor import rpcapi
+from inspector.coordination import backend
+from inspector.coordination.group import Membership
+from inspector.coordination.members import FixedConductor, GroupMembers
+from inspector.locking.tooz_locks import ToozLockProvider
+
+
+@pytest.fixture
+def url(tmp_path: pathlib.Path) -> str:
+    return f"file://{tmp_path}/coordination"
+
+
+def _coordinator(url: str, member: str) -> Any:
+    coordinator = coordination.get_coordinator(url, member.encode())
+    coordinator.start()
+    return coordinator
+
+
+@pytest.fixture
+def coordinators(url: str) -> Iterator[Any]:
+    started: list[Any] = []
+
+    def make(member: str) -> Any:
+        started.append(_coordinator(url, member))
+        return started[-1]
+
+    yield make
+    for coordinator in started:
+        coordinator.stop()
+
+
+def test_membership_join_rejoin_and_leave(coordinators: Any) -> None:
+    conductor = coordinators("c1")
+    observer = GroupMembers(coordinators("api"), ttl=0)
+    membership = Membership(conductor, "c1", {"host": "c1"})
+    assert observer.hosts() == []
+    membership.start()
+    try:
+        assert observer.hosts() == ["c1"]
+        caps = conductor.get_member_capabilities(backend.GROUP_ID, b"c1").get()
+        assert caps["host"] == "c1" and "started_at" in caps
+        # the membership vanishes behind our back (an expired lease)
+        conductor.leave_group(backend.GROUP_ID).get()
+        assert observer.hosts() == []
+        membership.beat_once()
+        assert observer.hosts() == ["c1"]
+        assert membership.rejoins == 1
+    finally:
+        membership.stop()
+    assert observer.hosts() == []
+
+
+def test_restart_with_same_host_takes_the_place_over(coordinators: Any) -> None:
+    first = Membership(coordinators("c1"), "c1", {})
+    first.start()
+    second = Membership(coordinators("c1"), "c1", {})
+    second.start()  # no MemberAlreadyExist crash loop
+    assert second.is_member()
+    second.stop()
+    first._stop.set()
+
+
+def test_members_cache_and_pick(coordinators: Any) -> None:
+    for host in ("a", "b"):
+        Membership(coordinators(host), host, {})._join()
+    members = GroupMembers(coordinators("api"), ttl=60)
+    assert members.hosts() == ["a", "b"]
+    assert {members.pick() for _ in range(50)} == {"a", "b"}
+    assert members.pick(exclude=["a"]) == "b"
+    Membership(coordinators("c"), "c", {})._join()
+    assert members.hosts() == ["a", "b"]  # cached
+    members.invalidate()
+    assert members.hosts() == ["a", "b", "c"]
+    with pytest.raises(exceptions.ServiceUnavailable, match="no conductor"):
+        members.pick(exclude=["a", "b", "c"])
+
+
+def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
+    with pytest.raises(exceptions.ServiceUnavailable, match="no conductor is available"):
+        GroupMembers(coordinators("api"), ttl=0).pick()
+
+
+def test_backend_failure_is_503() -> None:
+    broken = mock.Mock()
+    broken.get_members.side_effect = coordination.ToozConnectionError("down")
+    with pytest.raises(exceptions.ServiceUnavailable, match="coordination backend"):
+        GroupMembers(broken, ttl=0).hosts()
+
+
+def test_start_coordinator_unreachable_is_503() -> None:
+    conf = cfg.ConfigOpts()
+    conf.register_opts(
+        [cfg.StrOpt("backend_url", default="etcd3+http://127.0.0.1:1?timeout=1")],
+        group="coordination",
+    )
+    conf([])
+    with pytest.raises(exceptions.ServiceUnavailable, match="127.0.0.1:1"):
+        backend.start_coordinator(conf, "x")
+
+
+def test_describe_hides_credentials() -> None:
+    assert (
+        backend.describe("redis://user:secret@10.0.0.1:6379/0?timeout=3")
+        == "redis://10.0.0.1:6379/0"
+    )
+
+
+def test_tooz_locks_exclude_other_processes(coordinators: Any) -> None:
+    mine = ToozLockProvider(coordinators("c1"))
+    theirs = ToozLockProvider(coordinators("c2"))
+    lock = mine.get_lock("n1")
+    assert lock.name == "ironic_inspector.n1"
+    assert lock.acquire(blocking=False)
+    other = theirs.get_lock("n1")
+    assert not other.acquire(blocking=False)
+    started = time.monotonic()
+    assert not other.acquire(timeout=0.3)
+    assert time.monotonic() - started < 5
+    lock.release()
+    lock.release()  # harmless
+    assert other.acquire(blocking=False)
+    assert other.is_locked()
+    other.release()
+
+
+def test_tooz_lock_backend_failure_is_503() -> None:
+    coordinator = mock.Mock()
+    coordinator.get_lock.return_value.acquire.side_effect = coordination.ToozError("x")
+    with pytest.raises(exceptions.ServiceUnavailable, match="lock node n1"):
+        ToozLockProvider(coordinator).get_lock("n1").acquire(blocking=False)
+
+
+class _Router:
+    def __init__(self, hosts: list[str]) -> None:
+        self.hosts = hosts
+        self.invalidated = 0
+
+    def pick(self, exclude: Any = ()) -> str:
+        left = [h for h in self.hosts if h not in exclude]
+        if not left:
+            raise exceptions.ServiceUnavailable(reason="no conductor is available")
+        return left[0]
+
+    def invalidate(self) -> None:
+        self.invalidated += 1
+
+
+def _client(router: Any, failing: set[str]) -> tuple[rpcapi.ConductorClient, list[str]]:
+    delivered: list[str] = []
+    rpc = mock.Mock()
+
+    def prepare(server: str) -> Any:
+        prepared = mock.Mock()
+
+        def cast(_ctxt: Any, method: str, **_kw: Any) -> None:
+            if server in failing:
+                raise OSError("connection reset")
+            delivered.append(f"{method}@{server}")
+
+        prepared.cast.side_effect = cast
+        return prepared
+
+    rpc.prepare.side_effect = prepare
+    with mock.patch("oslo_messaging.get_rpc_client", return_value=rpc):
+        client = rpcapi.ConductorClient(mock.Mock(), mock.Mock(), router)
+    return client, delivered
+
+
+def test_cast_retried_on_another_conductor() -> None:
+    router = _Router(["a", "b", "c"])
+    client, delivered = _client(router, failing={"a"})
+    assert client.process("u", 3) == "b"
+    assert delivered == ["process@b"]
+    assert router.invalidated == 1
+
+
+def test_cast_gives_up_with_503_naming_the_tries() -> None:
+    client, delivered = _client(_Router(["a", "b"]), failing={"a", "b"})
+    with pytest.raises(exceptions.ServiceUnavailable, match=r"tried a, b"):
+        client.start_introspection("u", 1)
+    assert delivered == []
+
+
+def test_fixed_conductor() -> None:
+    fixed = FixedConductor("me")
+    assert fixed.pick() == "me" and fixed.hosts() == ["me"]
+    with pytest.raises(exceptions.ServiceUnavailable):
+        fixed.pick(exclude=["me"])
