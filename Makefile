@@ -21,7 +21,8 @@ venv: $(STAMP)
 packages:
 	tools/ensure-packages.sh
 
-demo: venv
+# split mode (DEMO_ARGS="--split N") needs etcd, RabbitMQ and PostgreSQL
+demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages)
 	$(BIN)/ironic-inspector-lab demo --machines $(MACHINES) $(DEMO_ARGS)
 
 lint: venv

@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         "--split",
         type=int,
         metavar="N",
-        help="split mode with N conductors (not available yet)",
+        help="split mode: the API and N conductor processes over etcd, "
+        "RabbitMQ and PostgreSQL (Debian packages, installed by make demo)",
     )
     ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
     ironic.add_argument("--port", type=int)
@@ -48,10 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "demo":
-        if args.split is not None:
+        if args.split is not None and args.split < 1:
             print(
-                "ironic-inspector-lab: split mode is not available yet; run the "
-                "demo without --split",
+                "ironic-inspector-lab: --split needs at least 1 conductor",
                 file=sys.stderr,
             )
             return 2
@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
                     keep_running=args.keep_running,
                     work_dir=args.work_dir,
                     timeout=args.timeout,
+                    split=args.split,
                 )
             )
         except KeyboardInterrupt:

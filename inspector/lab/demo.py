@@ -22,6 +22,7 @@ from inspector.lab.ironic_server import IronicServer, default_cache_dir
 from inspector.lab.machines import GiB, Machine
 from inspector.lab.progress import Progress
 from inspector.lab.ramdisk import RamdiskPlayer
+from inspector.lab.split_cluster import SplitCluster
 
 
 @dataclasses.dataclass
@@ -31,6 +32,29 @@ class DemoOptions:
     keep_running: bool = False
     work_dir: pathlib.Path | None = None
     timeout: float | None = None
+    split: int | None = None
+    """Conductors of the split shape; None runs the standalone process."""
+
+
+def _start_inspector(
+    options: DemoOptions, work: pathlib.Path, ironic_url: str, stack: Any
+) -> tuple[str, dict[str, int]]:
+    """Start the chosen shape; returns its API URL and its processes' PIDs."""
+    if options.split is None:
+        inspector = InspectorServer(work / "inspector", ironic_url)
+        inspector.start()
+        stack.callback(inspector.stop)
+        assert inspector.pid is not None
+        return inspector.url, {"inspector": inspector.pid}
+    cluster = SplitCluster(work / "split", ironic_url, conductors=options.split)
+    stack.callback(cluster.stop)
+    cluster.start()
+    assert cluster.api is not None and cluster.api.pid is not None
+    pids = {"API": cluster.api.pid}
+    for conductor in cluster.conductors:
+        assert conductor.pid is not None
+        pids[conductor.host.replace("lab-", "")] = conductor.pid
+    return cluster.url, pids
 
 
 def _phase(name: str, started: float) -> None:
@@ -124,10 +148,9 @@ def run(options: DemoOptions) -> int:
         _phase(f"Ironic up at {ironic.url}", started)
 
         started = time.monotonic()
-        inspector = InspectorServer(work / "inspector", ironic.url)
-        inspector.start()
-        stack.callback(inspector.stop)
-        _phase(f"inspector up at {inspector.url}", started)
+        url, pids = _start_inspector(options, work, ironic.url, stack)
+        shape = "standalone" if options.split is None else f"split, {options.split}"
+        _phase(f"inspector ({shape}) up at {url}", started)
 
         started = time.monotonic()
         lab = machines.make_lab(options.machines, options.seed)
@@ -135,24 +158,22 @@ def run(options: DemoOptions) -> int:
         uuids = enroll(api, lab)
         _phase(f"{len(lab)} machines enrolled (manageable)", started)
 
-        player = RamdiskPlayer(api, inspector.url, lab, seed=options.seed)
+        player = RamdiskPlayer(api, url, lab, seed=options.seed)
         player.start()
         stack.callback(player.stop)
 
         started = time.monotonic()
-        cpu_before = {
-            name: procstat.cpu_seconds(pid)
-            for name, pid in (("Ironic", ironic.pid), ("inspector", inspector.pid))
-            if pid
-        }
+        assert ironic.pid is not None
+        watched = {"Ironic": ironic.pid, **pids}
+        cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         http = requests.Session()
-        start_times = _start_all(inspector.url, [uuids[m.name] for m in lab])
+        start_times = _start_all(url, [uuids[m.name] for m in lab])
         progress = Progress(len(lab))
         finished_at: dict[str, float] = {}
         deadline = time.monotonic() + timeout
         statuses: dict[str, dict[str, Any]] = {}
         while True:
-            statuses = _states(inspector.url)
+            statuses = _states(url)
             for uuid, status in statuses.items():
                 if status["finished"] and uuid not in finished_at:
                     finished_at[uuid] = time.monotonic()
@@ -166,16 +187,15 @@ def run(options: DemoOptions) -> int:
         _phase("introspection of every machine", started)
         cpu = {
             name: procstat.cpu_seconds(pid) - cpu_before[name]
-            for name, pid in (("Ironic", ironic.pid), ("inspector", inspector.pid))
-            if pid
+            for name, pid in watched.items()
         }
-        rss = procstat.peak_rss_mb(inspector.pid) if inspector.pid else 0.0
+        rss = {name: procstat.peak_rss_mb(pid) for name, pid in pids.items()}
 
         rows = []
         for machine in lab:
             uuid = uuids[machine.name]
             data = None
-            resp = http.get(f"{inspector.url}/v1/introspection/{uuid}/data", timeout=30)
+            resp = http.get(f"{url}/v1/introspection/{uuid}/data", timeout=30)
             if resp.status_code == 200:
                 data = resp.json()
             took = finished_at.get(uuid)
@@ -235,7 +255,8 @@ def run(options: DemoOptions) -> int:
         print(
             "CPU seconds during introspection: "
             + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
-            + f"; inspector peak RSS {rss:.0f} MiB"
+            + "; peak RSS "
+            + ", ".join(f"{name} {mib:.0f} MiB" for name, mib in rss.items())
         )
         print(
             f"{len(finished_at)}/{len(lab)} finished in {elapsed:.1f} s "
@@ -243,7 +264,7 @@ def run(options: DemoOptions) -> int:
             f"{time.monotonic() - total_started:.1f} s"
         )
         if options.keep_running:
-            _keep_running(inspector, ironic)
+            _keep_running(url, work, ironic)
         if errors:
             for uuid, status in errors.items():
                 print(f"ERROR {uuid}: {status['error']}")
@@ -259,19 +280,19 @@ def run(options: DemoOptions) -> int:
     return 0
 
 
-def _keep_running(inspector: InspectorServer, ironic: IronicServer) -> None:
+def _keep_running(url: str, work: pathlib.Path, ironic: IronicServer) -> None:
     print(
         f"""
 The lab keeps running. In another shell:
 
   pip install python-openstackclient python-ironic-inspector-client
   export OS_AUTH_TYPE=none
-  openstack --os-endpoint {inspector.url} baremetal introspection list
-  openstack --os-endpoint {inspector.url} baremetal introspection status lab-0001
-  openstack --os-endpoint {inspector.url} baremetal introspection data save lab-0001
+  openstack --os-endpoint {url} baremetal introspection list
+  openstack --os-endpoint {url} baremetal introspection status lab-0001
+  openstack --os-endpoint {url} baremetal introspection data save lab-0001
   openstack --os-endpoint {ironic.url} baremetal node list   # Ironic itself
 
-Logs: {inspector.log_file} and {ironic.log_file}
+Logs: under {work} (Ironic: {ironic.log_file})
 Press Ctrl-C to stop.""",
         flush=True,
     )
