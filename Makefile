@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo test lint unit functional integration genconfig clean
+.PHONY: all venv packages demo bench test lint unit functional integration genconfig clean
 
 all: test
 
@@ -42,6 +42,11 @@ test: lint unit functional integration
 
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/ironic-inspector/config-generator.conf
+
+# the benchmark (not part of test): standalone and split with 2 conductors
+BENCH_SHAPES ?= standalone,split-2
+bench: venv packages
+	$(BIN)/ironic-inspector-lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --output bench.json
 
 clean:
 	rm -rf $(VENV) .work .mypy_cache .ruff_cache

@@ -8,6 +8,7 @@ missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -39,15 +39,59 @@ def _parser() -> argparse.ArgumentParser:
         help="split mode: the API and N conductor processes over etcd, "
         "RabbitMQ and PostgreSQL (Debian packages, installed by make demo)",
     )
+    bench = sub.add_parser(
+        "bench", help="measure N machines at once in one or more shapes"
+    )
+    bench.add_argument("--machines", type=int, default=50, help="default 50")
+    bench.add_argument(
+        "--shapes",
+        default="standalone,split-2",
+        help="comma separated: standalone, split-N (default standalone,split-2)",
+    )
+    bench.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
+    )
     ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
     ironic.add_argument("--port", type=int)
     ironic.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path(".lab"))
     return parser
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from inspector.lab import bench
+
+    runs = []
+    for shape in args.shapes.split(","):
+        shape = shape.strip()
+        if shape == "standalone":
+            runs.append(bench.BenchOptions(machines=args.machines))
+        elif shape.startswith("split-") and shape[6:].isdigit() and int(shape[6:]) > 0:
+            runs.append(
+                bench.BenchOptions(machines=args.machines, split=int(shape[6:]))
+            )
+        else:
+            print(f"ironic-inspector-lab: unknown shape {shape!r}", file=sys.stderr)
+            return 2
+    results = []
+    for options in runs:
+        print(f"Benchmarking {args.machines} machines ...", flush=True)
+        results.append(bench.run(options))
+        print(bench.report(results[-1:]), flush=True)
+    print()
+    print(bench.report(results))
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nJSON: {args.output}")
+    failed = [r for r in results if r["finished"] < r["machines"]]
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.command == "bench":
+        return _bench(args)
     if args.command == "demo":
         if args.split is not None and args.split < 1:
             print(

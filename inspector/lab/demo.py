@@ -36,7 +36,7 @@ class DemoOptions:
     """Conductors of the split shape; None runs the standalone process."""
 
 
-def _start_inspector(
+def start_inspector(
     options: DemoOptions, work: pathlib.Path, ironic_url: str, stack: Any
 ) -> tuple[str, dict[str, int]]:
     """Start the chosen shape; returns its API URL and its processes' PIDs."""
@@ -61,12 +61,12 @@ def _phase(name: str, started: float) -> None:
     print(f"  {name:<38} {time.monotonic() - started:6.1f} s", flush=True)
 
 
-def _states(url: str) -> dict[str, dict[str, Any]]:
+def states(url: str) -> dict[str, dict[str, Any]]:
     items = requests.get(f"{url}/v1/introspection?limit=0", timeout=30).json()
     return {i["uuid"]: i for i in items["introspection"]}
 
 
-def _start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:
+def start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:
     """Start every introspection, several at a time, like an operator's script."""
     local = threading.local()
 
@@ -148,7 +148,7 @@ def run(options: DemoOptions) -> int:
         _phase(f"Ironic up at {ironic.url}", started)
 
         started = time.monotonic()
-        url, pids = _start_inspector(options, work, ironic.url, stack)
+        url, pids = start_inspector(options, work, ironic.url, stack)
         shape = "standalone" if options.split is None else f"split, {options.split}"
         _phase(f"inspector ({shape}) up at {url}", started)
 
@@ -167,13 +167,13 @@ def run(options: DemoOptions) -> int:
         watched = {"Ironic": ironic.pid, **pids}
         cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         http = requests.Session()
-        start_times = _start_all(url, [uuids[m.name] for m in lab])
+        start_times = start_all(url, [uuids[m.name] for m in lab])
         progress = Progress(len(lab))
         finished_at: dict[str, float] = {}
         deadline = time.monotonic() + timeout
         statuses: dict[str, dict[str, Any]] = {}
         while True:
-            statuses = _states(url)
+            statuses = states(url)
             for uuid, status in statuses.items():
                 if status["finished"] and uuid not in finished_at:
                     finished_at[uuid] = time.monotonic()

@@ -1,0 +1,215 @@
+"""The benchmark: N machines at once through one shape, with numbers.
+
+Prints a table and writes JSON. Targets are stated in the issues; this only
+measures (no pass/fail), so it never flakes: compare the numbers.
+"""
+
+import contextlib
+import dataclasses
+import json
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+from inspector.lab import machines, procstat
+from inspector.lab.demo import DemoOptions, start_all, start_inspector, states
+from inspector.lab.enroll import IronicAPI, enroll
+from inspector.lab.ironic_server import IronicServer, default_cache_dir
+from inspector.lab.ramdisk import RamdiskPlayer
+
+WRK_SECONDS = 5
+
+
+@dataclasses.dataclass
+class BenchOptions:
+    machines: int = 50
+    split: int | None = None
+    seed: int = 0
+    output: pathlib.Path | None = None
+    timeout: float = 300.0
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def _ms(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s)", text)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def status_get_load(url: str) -> dict[str, Any]:
+    """wrk against one status GET at 1, 10 and 50 connections."""
+    wrk = shutil.which("wrk")
+    if not wrk:
+        return {"skipped": "wrk is not installed (Debian package wrk)"}
+    results: dict[str, Any] = {}
+    for connections in (1, 10, 50):
+        out = subprocess.run(
+            [wrk, "-t1", f"-c{connections}", f"-d{WRK_SECONDS}s", "--latency", url],
+            capture_output=True,
+            text=True,
+            timeout=WRK_SECONDS + 30,
+        ).stdout
+        rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+        p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        results[str(connections)] = {
+            "requests_per_s": float(rps.group(1)) if rps else None,
+            "p50_ms": _ms(p50.group(1)) if p50 else None,
+            "p99_ms": _ms(p99.group(1)) if p99 else None,
+            "non_2xx": int(errors.group(1)) if errors else 0,
+        }
+    return results
+
+
+def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
+    """etcd lock acquire+release and member listing, as the services do them."""
+    from tooz import coordination
+
+    from inspector.coordination.backend import GROUP_ID
+    from inspector.coordination.members import GroupMembers
+
+    coordinator = coordination.get_coordinator(backend_url, b"bench")
+    coordinator.start()
+    try:
+        lock_ms = []
+        for index in range(rounds):
+            lock = coordinator.get_lock(f"ironic_inspector.bench-{index}".encode())
+            started = time.perf_counter()
+            lock.acquire(blocking=False)
+            lock.release()
+            lock_ms.append((time.perf_counter() - started) * 1000)
+        members = GroupMembers(coordinator, ttl=2.0)
+        uncached, cached = [], []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            coordinator.get_members(GROUP_ID).get()
+            uncached.append((time.perf_counter() - started) * 1000)
+        members.pick()
+        for _ in range(rounds):
+            started = time.perf_counter()
+            members.pick()
+            cached.append((time.perf_counter() - started) * 1000)
+    finally:
+        coordinator.stop()
+    return {
+        "lock_acquire_release_ms": {
+            "p50": statistics.median(lock_ms),
+            "p99": _percentile(lock_ms, 99),
+        },
+        "get_members_ms": {
+            "p50": statistics.median(uncached),
+            "p99": _percentile(uncached, 99),
+        },
+        "pick_conductor_cached_ms": {
+            "p50": statistics.median(cached),
+            "p99": _percentile(cached, 99),
+        },
+    }
+
+
+def run(options: BenchOptions) -> dict[str, Any]:
+    work = pathlib.Path(tempfile.mkdtemp(prefix="inspector-bench-"))
+    shape = "standalone" if options.split is None else f"split-{options.split}"
+    result: dict[str, Any] = {"shape": shape, "machines": options.machines}
+    with contextlib.ExitStack() as stack:
+        ironic = IronicServer(default_cache_dir(), work / "ironic")
+        ironic.start()
+        stack.callback(ironic.stop)
+        demo_options = DemoOptions(machines=options.machines, split=options.split)
+        url, pids = start_inspector(demo_options, work, ironic.url, stack)
+        api = IronicAPI(ironic.url)
+        lab = machines.make_lab(options.machines, options.seed)
+        uuids = enroll(api, lab)
+        player = RamdiskPlayer(api, url, lab, seed=options.seed)
+        player.start()
+        stack.callback(player.stop)
+        assert ironic.pid is not None
+        watched = {"Ironic": ironic.pid, **pids}
+        cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
+        started = time.monotonic()
+        start_all(url, list(uuids.values()), workers=options.machines)
+        deadline = started + options.timeout
+        final: dict[str, dict[str, Any]] = {}
+        while time.monotonic() < deadline:
+            final = states(url)
+            if len(final) == len(lab) and all(s["finished"] for s in final.values()):
+                break
+            time.sleep(0.05)
+        elapsed = time.monotonic() - started
+        finished = sum(1 for s in final.values() if s["state"] == "finished")
+        latencies = [x * 1000 for x in player.latencies()]
+        result.update(
+            all_finished_s=round(elapsed, 2),
+            finished=finished,
+            errors=sum(1 for s in final.values() if s["state"] == "error"),
+            machines_per_s=round(finished / elapsed, 2),
+            continue_ms={
+                "p50": round(statistics.median(latencies), 1) if latencies else None,
+                "p99": round(_percentile(latencies, 99), 1) if latencies else None,
+            },
+            cpu_seconds={
+                name: round(procstat.cpu_seconds(pid) - cpu_before[name], 1)
+                for name, pid in watched.items()
+            },
+        )
+        player.stop()
+        some = next(iter(uuids.values()))
+        result["status_get"] = status_get_load(f"{url}/v1/introspection/{some}")
+        result["peak_rss_mib"] = {
+            name: round(procstat.peak_rss_mb(pid)) for name, pid in pids.items()
+        }
+        if options.split is not None:
+            cluster_backend = _split_backend(work)
+            if cluster_backend:
+                result["coordination"] = coordination_costs(cluster_backend)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _split_backend(work: pathlib.Path) -> str | None:
+    """The tooz URL the split cluster in ``work`` used (from its API config)."""
+    config = work / "split" / "api" / "inspector.conf"
+    match = re.search(r"^backend_url = (\S+)", config.read_text(), re.M)
+    return match.group(1) if match else None
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    lines = [
+        f"{'shape':<12} {'machines':>8} {'all done s':>10} {'mach/s':>7} "
+        f"{'continue p50/p99 ms':>20} {'GET r/s @1/10/50':>22} {'GET p99 ms @10':>14}"
+    ]
+    for r in results:
+        get = r.get("status_get", {})
+        rps = "/".join(
+            f"{get[c]['requests_per_s']:.0f}" if c in get else "-"
+            for c in ("1", "10", "50")
+        )
+        p99 = f"{get['10']['p99_ms']:.1f}" if "10" in get else "-"
+        cont = r["continue_ms"]
+        lines.append(
+            f"{r['shape']:<12} {r['machines']:>8} {r['all_finished_s']:>10} "
+            f"{r['machines_per_s']:>7} {str(cont['p50']) + '/' + str(cont['p99']):>20} "
+            f"{rps:>22} {p99:>14}"
+        )
+    for r in results:
+        lines.append(
+            f"{r['shape']}: CPU s {r['cpu_seconds']}; peak RSS MiB {r['peak_rss_mib']}"
+        )
+        if "coordination" in r:
+            lines.append(f"{r['shape']}: coordination {json.dumps(r['coordination'])}")
+    return "\n".join(lines)
