@@ -88,6 +88,9 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from inspector.cmd import process
+
+    process.select_threading_backend()  # tooz must not pull eventlet in
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "bench":

@@ -45,3 +45,10 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def host_cpu_ticks() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole host since boot, from /proc/stat."""
+    fields = [int(x) for x in pathlib.Path("/proc/stat").read_text().split()[1:9]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
