@@ -38,11 +38,14 @@ def _build(environ: dict[str, Any]) -> Any:
     from inspector.cmd import process
 
     process.select_threading_backend()
+    from oslo_config import cfg
     from oslo_log import log
 
     from inspector.api.service import ApiService
 
     files = os.environ.get(CONFIG_ENV) or environ.get(CONFIG_ENV)
+    # a start that failed earlier left the global options parsed: start over
+    cfg.CONF.clear()
     # mod_wsgi's sys.argv is ['mod_wsgi']: never let oslo parse it
     conf = process.parse_config(config_args(files))
     log.setup(conf, "ironic-inspector-api")

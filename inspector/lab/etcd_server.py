@@ -86,10 +86,7 @@ class EtcdServer:
         raise RuntimeError(f"etcd did not become healthy: {self._tail()}")
 
     def _tail(self) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
+        return loopback.tail(self.log_file)
 
     def stop(self) -> None:
         if self._proc is None:

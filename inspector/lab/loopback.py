@@ -38,3 +38,11 @@ def wait_for_http(
             time.sleep(0.1)
     where = f"; see {log_file}" if log_file else ""
     raise TimeoutError(f"{url} did not answer within {timeout:.0f} s{where}")
+
+
+def tail(path: pathlib.Path, chars: int = 2000) -> str:
+    """The end of a server's log file, for error messages."""
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"

@@ -183,10 +183,7 @@ class PostgresServer:
         self._psql(f"CREATE DATABASE {name} OWNER inspector")
 
     def _tail(self) -> str:
-        try:
-            return self.log_file.read_text(errors="replace")[-2000:]
-        except OSError:
-            return "(no log)"
+        return loopback.tail(self.log_file)
 
     def stop(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
