@@ -3,6 +3,7 @@
 import flask
 
 from inspector.api import errors, introspection, ramdisk, root, versions
+from inspector.api.status_fast_path import StatusFastPath
 from inspector.runtime import Runtime
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -41,4 +42,5 @@ def create_app(rt: Runtime) -> flask.Flask:
     errors.register(app)
     for module in (root, introspection, ramdisk):
         app.register_blueprint(module.blueprint)
+    app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
     return app

@@ -6,6 +6,7 @@ import flask
 
 from inspector import exceptions, introspection, states
 from inspector.api import params, urls
+from inspector.api.status_body import status_body
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
 from inspector.runtime import Runtime
@@ -22,34 +23,13 @@ def _names_allowed() -> bool:
     return bool(flask.g.api_version >= (1, 5))
 
 
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def _base_url() -> str:
     """The URL root of this request, as the client addressed the service."""
     return urls.base_url(flask.request.environ)
 
 
 def _status(record: Introspection) -> dict[str, Any]:
-    version = flask.g.api_version
-    body: dict[str, Any] = {
-        "uuid": record.uuid,
-        "finished": record.finished,
-        "error": record.error,
-        "links": [
-            {
-                "href": f"{_base_url()}/v1/introspection/{record.uuid}",
-                "rel": "self",
-            }
-        ],
-    }
-    if version >= (1, 7):
-        body["started_at"] = _iso(record.started_at)
-        body["finished_at"] = _iso(record.finished_at)
-    if version >= (1, 10):
-        body["state"] = record.state
-    return body
+    return status_body(record, flask.g.api_version, _base_url())
 
 
 def _accepted() -> flask.Response:
