@@ -18,15 +18,13 @@ def _negotiate_version() -> None:
     )
 
 
-_VARY = f"{versions.HEADER}, {versions.STANDARD_HEADER}"
-
 
 def _add_version_headers(response: flask.Response) -> flask.Response:
     # extend() appends without the per-header search set() does: this runs on
     # every response, and the hot status GET is a few hundred microseconds
     version = getattr(flask.g, "api_version", None)
     response.headers.extend(versions.response_headers(version))
-    response.headers.add("Vary", _VARY)
+    response.headers.add("Vary", versions.VARY)
     return response
 
 

@@ -23,7 +23,6 @@ _PATH_RE = re.compile(
     r"^/v1/introspection/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})/?$"
 )
-_VARY = f"{versions.HEADER}, {versions.STANDARD_HEADER}"
 _LEGACY_KEY = "HTTP_" + versions.HEADER.upper().replace("-", "_")
 _STANDARD_KEY = "HTTP_" + versions.STANDARD_HEADER.upper().replace("-", "_")
 
@@ -57,7 +56,7 @@ class StatusFastPath:
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(data))),
             *versions.response_headers(version).items(),
-            ("Vary", _VARY),
+            ("Vary", versions.VARY),
         ]
         start_response("200 OK", headers)
         return [data]

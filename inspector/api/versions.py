@@ -14,6 +14,8 @@ MIN_HEADER = "X-OpenStack-Ironic-Inspector-API-Minimum-Version"
 MAX_HEADER = "X-OpenStack-Ironic-Inspector-API-Maximum-Version"
 STANDARD_HEADER = "OpenStack-API-Version"
 SERVICE_TYPE = "baremetal-introspection"
+VARY = f"{HEADER}, {STANDARD_HEADER}"
+"""The Vary header of every response: the answer depends on the version."""
 
 _VERSION_RE = re.compile(r"^(\d{1,4})\.(\d{1,4})$")
 
