@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests use (PostgreSQL, etcd,
+# Apache with mod_wsgi,
 # RabbitMQ), only when missing. Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
@@ -9,6 +10,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
+command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)
+[ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -19,17 +19,13 @@ def _rt() -> Runtime:
     return rt
 
 
-def _names_allowed() -> bool:
-    return bool(flask.g.api_version >= (1, 5))
-
-
 def _base_url() -> str:
     """The URL root of this request, as the client addressed the service."""
     return urls.base_url(flask.request.environ)
 
 
 def _status(record: Introspection) -> dict[str, Any]:
-    return status_body(record, flask.g.api_version, _base_url())
+    return status_body(record, _base_url())
 
 
 def _accepted() -> flask.Response:
@@ -42,22 +38,20 @@ def _accepted() -> flask.Response:
 def start(node_id: str) -> flask.Response:
     manage_boot = True
     if "manage_boot" in flask.request.args:
-        params.require_version((1, 13), "The manage_boot parameter")
         manage_boot = params.strict_bool("manage_boot", True)
-    introspection.start(_rt(), node_id, manage_boot, names=_names_allowed())
+    introspection.start(_rt(), node_id, manage_boot)
     return _accepted()
 
 
 @blueprint.get("/<node_id>")
 def get_status(node_id: str) -> flask.Response:
-    record = introspection.status(_rt(), node_id, names=_names_allowed())
+    record = introspection.status(_rt(), node_id)
     return flask.jsonify(_status(record))
 
 
 @blueprint.get("")
 @blueprint.get("/")
 def list_statuses() -> flask.Response:
-    params.since((1, 8))
     rt = _rt()
     max_limit = rt.conf.api_max_limit
     limit = params.integer("limit")
@@ -77,7 +71,6 @@ def list_statuses() -> flask.Response:
         marker = marker.lower()
     states_filter = None
     if "state" in flask.request.args:
-        params.require_version((1, 18), "Filtering by state")
         states_filter = [
             s.strip() for s in flask.request.args["state"].split(",") if s.strip()
         ]
@@ -95,8 +88,7 @@ def list_statuses() -> flask.Response:
 
 @blueprint.post("/<node_id>/abort")
 def abort(node_id: str) -> flask.Response:
-    params.since((1, 3))
-    introspection.abort(_rt(), node_id, names=_names_allowed())
+    introspection.abort(_rt(), node_id)
     return _accepted()
 
 
@@ -107,27 +99,22 @@ def _data(node_id: str, processed: bool) -> flask.Response:
             "Inspector is not configured to store introspection data; set "
             "[processing]store_data = database to keep it"
         )
-    uuid = introspection.resolve(rt, node_id, names=_names_allowed())
+    uuid = introspection.resolve(rt, node_id)
     return flask.jsonify(stored_data.get(rt.db, uuid, processed=processed))
 
 
 @blueprint.get("/<node_id>/data")
 def get_data(node_id: str) -> flask.Response:
-    params.since((1, 1))
     return _data(node_id, processed=True)
 
 
 @blueprint.get("/<node_id>/data/unprocessed")
 def get_unprocessed_data(node_id: str) -> flask.Response:
-    params.since((1, 17))
     return _data(node_id, processed=False)
 
 
 @blueprint.post("/<node_id>/data/unprocessed")
 def reapply(node_id: str) -> flask.Response:
-    params.since((1, 4))
     body = params.json_object(required=False)
-    if body is not None:
-        params.require_version((1, 15), "Posting data to reapply")
-    introspection.reapply(_rt(), node_id, body, names=_names_allowed())
+    introspection.reapply(_rt(), node_id, body)
     return _accepted()

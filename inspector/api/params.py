@@ -6,7 +6,6 @@ from typing import Any
 import flask
 
 from inspector import exceptions
-from inspector.api import versions
 
 _TRUE = {"1", "t", "true", "on", "y", "yes"}
 _FALSE = {"0", "f", "false", "off", "n", "no"}
@@ -65,23 +64,3 @@ def integer(name: str) -> int | None:
             f"Invalid value for {name}: {value[:32]!r}, expected an integer"
         ) from None
 
-
-def require_version(version: versions.Version, what: str) -> None:
-    """400 when a feature is used below the microversion that brought it."""
-    current = flask.g.api_version
-    if current < version:
-        raise exceptions.InvalidInput(
-            f"{what} requires API version {versions.format_version(version)} "
-            f"or newer; the request asked for {versions.format_version(current)}"
-        )
-
-
-def since(version: versions.Version) -> None:
-    """404 for a resource that does not exist at the request's microversion."""
-    current = flask.g.api_version
-    if current < version:
-        raise exceptions.NotFound(
-            f"{flask.request.method} {flask.request.path} is available from API "
-            f"version {versions.format_version(version)}; the request asked for "
-            f"{versions.format_version(current)}"
-        )

@@ -67,10 +67,16 @@ class BaremetalClient:
         self._conn: Any = None
         self._lock = threading.Lock()
 
-    def _connection(self) -> Any:
+    def _proxy(self) -> Any:
+        """The baremetal proxy, made once under the lock.
+
+        Making it runs openstacksdk's version discovery (two requests to
+        Ironic); made lazily by many threads at once, every thread would
+        run its own.
+        """
         with self._lock:
             if self._conn is None:
-                self._conn = self._connect()
+                self._conn = self._connect().baremetal
             return self._conn
 
     def _connect(self) -> Any:
@@ -113,7 +119,7 @@ class BaremetalClient:
         for attempt in range(1, attempts + 1):
             last = attempt == attempts
             try:
-                return func(self._connection().baremetal)
+                return func(self._proxy())
             except sdk_exc.NotFoundException as exc:
                 raise self._not_found(what, target, exc) from exc
             except sdk_exc.ConflictException as exc:

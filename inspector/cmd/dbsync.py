@@ -24,6 +24,7 @@ COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
 
 
 def main(argv: list[str] | None = None) -> int:
+    process.select_threading_backend()  # no eventlet, even for a schema upgrade
     from inspector import exceptions
     from inspector.db import engine, migration
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from typing import Any
 
-from inspector.lab import machines, procstat
+from inspector.lab import ironic_calls, machines, procstat
 from inspector.lab.demo import DemoOptions, start_all, start_inspector, states
 from inspector.lab.enroll import IronicAPI, enroll
 from inspector.lab.ironic_server import IronicServer, default_cache_dir
@@ -33,6 +33,9 @@ class BenchOptions:
     output: pathlib.Path | None = None
     timeout: float = 300.0
     poll_interval: float = 0.5
+    split_api: str = "apache"
+    profile_ironic: bool = True
+    """Replay the inspector's kinds of Ironic calls afterwards to price them."""
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -123,16 +126,40 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
     }
 
 
+def api_import_seconds(rounds: int = 3) -> float:
+    """Median seconds a fresh interpreter takes to import the API's modules."""
+    import sys
+
+    code = (
+        "import time; t = time.perf_counter()\n"
+        "from inspector.cmd import process; process.select_threading_backend()\n"
+        "import inspector.api.service, inspector.api.app\n"
+        "print(time.perf_counter() - t)"
+    )
+    times = []
+    for _ in range(rounds):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        times.append(float(out.strip()))
+    return round(statistics.median(times), 3)
+
+
 def run(options: BenchOptions) -> dict[str, Any]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="inspector-bench-"))
     shape = "standalone" if options.split is None else f"split-{options.split}"
+    if options.split is not None and options.split_api != "apache":
+        shape += f"-{options.split_api}"
     result: dict[str, Any] = {"shape": shape, "machines": options.machines}
     with contextlib.ExitStack() as stack:
         ironic = IronicServer(default_cache_dir(), work / "ironic")
         ironic.start()
         stack.callback(ironic.stop)
-        demo_options = DemoOptions(machines=options.machines, split=options.split)
-        url, pids = start_inspector(demo_options, work, ironic.url, stack)
+        demo_options = DemoOptions(
+            machines=options.machines, split=options.split, split_api=options.split_api
+        )
+        running = start_inspector(demo_options, work, ironic.url, stack)
+        url = running.url
         api = IronicAPI(ironic.url)
         lab = machines.make_lab(options.machines, options.seed)
         uuids = enroll(api, lab)
@@ -144,9 +171,10 @@ def run(options: BenchOptions) -> dict[str, Any]:
         player.start()
         stack.callback(player.stop)
         assert ironic.pid is not None
-        watched = {"Ironic": ironic.pid, **pids}
+        watched = {"Ironic": ironic.pid, **running.cpu_pids}
         cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         host_before = procstat.host_cpu_ticks()
+        access = ironic_calls.AccessLog(ironic.log_file)
         started = time.monotonic()
         start_all(url, list(uuids.values()), workers=options.machines)
         deadline = started + options.timeout
@@ -178,24 +206,26 @@ def run(options: BenchOptions) -> dict[str, Any]:
             },
         )
         player.stop()
+        calls = access.calls()
+        result["ironic_calls_per_machine"] = round(
+            sum(calls.values()) / max(1, finished), 1
+        )
+        result["ironic_calls"] = dict(calls.most_common())
         some = next(iter(uuids.values()))
         result["status_get"] = status_get_load(f"{url}/v1/introspection/{some}")
         result["peak_rss_mib"] = {
-            name: round(procstat.peak_rss_mb(pid)) for name, pid in pids.items()
+            name: round(procstat.peak_rss_mb(pid))
+            for name, pid in running.rss_pids.items()
         }
-        if options.split is not None:
-            cluster_backend = _split_backend(work)
-            if cluster_backend:
-                result["coordination"] = coordination_costs(cluster_backend)
+        if options.profile_ironic:
+            result["ironic_cpu_ms_per_call"] = ironic_calls.cpu_per_call(
+                ironic.url, ironic.pid, list(uuids.values())
+            )
+        result["api_import_s"] = api_import_seconds()
+        if running.cluster is not None:
+            result["coordination"] = coordination_costs(running.cluster.backend_url)
     shutil.rmtree(work, ignore_errors=True)
     return result
-
-
-def _split_backend(work: pathlib.Path) -> str | None:
-    """The tooz URL the split cluster in ``work`` used (from its API config)."""
-    config = work / "split" / "api" / "inspector.conf"
-    match = re.search(r"^backend_url = (\S+)", config.read_text(), re.M)
-    return match.group(1) if match else None
 
 
 def report(results: list[dict[str, Any]]) -> str:
@@ -219,8 +249,18 @@ def report(results: list[dict[str, Any]]) -> str:
     for r in results:
         lines.append(
             f"{r['shape']}: CPU s {r['cpu_seconds']}; host CPU busy "
-            f"{r['host_cpu_busy_pct']}%; peak RSS MiB {r['peak_rss_mib']}"
+            f"{r['host_cpu_busy_pct']}%; peak RSS MiB {r['peak_rss_mib']}; "
+            f"API import {r['api_import_s']} s"
         )
+        lines.append(
+            f"{r['shape']}: {r['ironic_calls_per_machine']} Ironic calls per "
+            f"machine: {json.dumps(r['ironic_calls'])}"
+        )
+        if "ironic_cpu_ms_per_call" in r:
+            lines.append(
+                f"{r['shape']}: Ironic CPU ms per call (idle, one at a time): "
+                f"{json.dumps(r['ironic_cpu_ms_per_call'])}"
+            )
         if "coordination" in r:
             lines.append(f"{r['shape']}: coordination {json.dumps(r['coordination'])}")
     return "\n".join(lines)

@@ -10,6 +10,16 @@ from inspector.lab import demo
 from inspector.lab.ironic_server import IronicServer, default_cache_dir
 
 
+def _split_api_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--split-api",
+        choices=("apache", "local"),
+        default="apache",
+        help="split mode: serve the API under Apache with mod_wsgi (default) "
+        "or on ironic-inspector-api-wsgi's own server",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ironic-inspector-lab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -39,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
         help="split mode: the API and N conductor processes over etcd, "
         "RabbitMQ and PostgreSQL (Debian packages, installed by make demo)",
     )
+    _split_api_option(run)
     bench = sub.add_parser(
         "bench", help="measure N machines at once in one or more shapes"
     )
@@ -50,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
+    )
+    _split_api_option(bench)
+    bench.add_argument(
+        "--no-ironic-profile",
+        action="store_true",
+        help="skip pricing each kind of Ironic call afterwards (about 20 s)",
     )
     ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
     ironic.add_argument("--port", type=int)
@@ -65,11 +82,16 @@ def _bench(args: argparse.Namespace) -> int:
     runs = []
     for shape in args.shapes.split(","):
         shape = shape.strip()
+        common = {
+            "machines": args.machines,
+            "split_api": args.split_api,
+            "profile_ironic": not args.no_ironic_profile,
+        }
         if shape == "standalone":
-            runs.append(bench.BenchOptions(machines=args.machines))
+            runs.append(bench.BenchOptions(**common))
         elif shape.startswith("split-") and shape[6:].isdigit() and int(shape[6:]) > 0:
             runs.append(
-                bench.BenchOptions(machines=args.machines, split=int(shape[6:]))
+                bench.BenchOptions(split=int(shape[6:]), **common)
             )
         else:
             print(f"ironic-inspector-lab: unknown shape {shape!r}", file=sys.stderr)
@@ -116,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                     work_dir=args.work_dir,
                     timeout=args.timeout,
                     split=args.split,
+                    split_api=args.split_api,
                 )
             )
         except KeyboardInterrupt:

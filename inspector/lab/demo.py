@@ -16,6 +16,7 @@ from typing import Any
 import requests
 
 from inspector.lab import lldp, machines, procstat
+from inspector.lab.apache_server import ApacheApiServer
 from inspector.lab.enroll import IronicAPI, enroll
 from inspector.lab.inspector_server import InspectorServer
 from inspector.lab.ironic_server import IronicServer, default_cache_dir
@@ -34,27 +35,61 @@ class DemoOptions:
     timeout: float | None = None
     split: int | None = None
     """Conductors of the split shape; None runs the standalone process."""
+    split_api: str = "apache"
+    """Where the split API runs: under Apache (mod_wsgi) or "local"."""
+
+
+@dataclasses.dataclass
+class Running:
+    """The inspector processes of one shape, as the demo and bench see them."""
+
+    url: str
+    cpu_pids: dict[str, int]
+    """Name -> PID whose process tree's CPU time is counted."""
+    rss_pids: dict[str, int]
+    """Name -> PID of each process whose peak memory is reported."""
+    cluster: SplitCluster | None = None
 
 
 def start_inspector(
     options: DemoOptions, work: pathlib.Path, ironic_url: str, stack: Any
-) -> tuple[str, dict[str, int]]:
-    """Start the chosen shape; returns its API URL and its processes' PIDs."""
+) -> Running:
+    """Start the chosen shape and register its stop on ``stack``."""
     if options.split is None:
         inspector = InspectorServer(work / "inspector", ironic_url)
         inspector.start()
         stack.callback(inspector.stop)
         assert inspector.pid is not None
-        return inspector.url, {"inspector": inspector.pid}
-    cluster = SplitCluster(work / "split", ironic_url, conductors=options.split)
+        pids = {"inspector": inspector.pid}
+        return Running(inspector.url, pids, pids)
+    cluster = SplitCluster(
+        work / "split",
+        ironic_url,
+        conductors=options.split,
+        api_server=options.split_api,
+    )
     stack.callback(cluster.stop)
     cluster.start()
-    assert cluster.api is not None and cluster.api.pid is not None
-    pids = {"API": cluster.api.pid}
+    api = cluster.api
+    assert api is not None and api.pid is not None
+    cpu = {"API": api.pid}
+    if isinstance(api, ApacheApiServer):
+        daemons = api.daemon_pids()
+        rss = {f"API-{n}": pid for n, pid in enumerate(daemons, 1)}
+    else:
+        rss = dict(cpu)
     for conductor in cluster.conductors:
         assert conductor.pid is not None
-        pids[conductor.host.replace("lab-", "")] = conductor.pid
-    return cluster.url, pids
+        name = conductor.host.replace("lab-", "")
+        cpu[name] = rss[name] = conductor.pid
+    return Running(cluster.url, cpu, rss, cluster)
+
+
+def _shape(options: DemoOptions) -> str:
+    if options.split is None:
+        return "standalone"
+    api = "under Apache" if options.split_api == "apache" else "on its own server"
+    return f"split: API {api}, {options.split} conductors"
 
 
 def _phase(name: str, started: float) -> None:
@@ -148,9 +183,9 @@ def run(options: DemoOptions) -> int:
         _phase(f"Ironic up at {ironic.url}", started)
 
         started = time.monotonic()
-        url, pids = start_inspector(options, work, ironic.url, stack)
-        shape = "standalone" if options.split is None else f"split, {options.split}"
-        _phase(f"inspector ({shape}) up at {url}", started)
+        running = start_inspector(options, work, ironic.url, stack)
+        url = running.url
+        _phase(f"inspector ({_shape(options)}) up at {url}", started)
 
         started = time.monotonic()
         lab = machines.make_lab(options.machines, options.seed)
@@ -164,7 +199,7 @@ def run(options: DemoOptions) -> int:
 
         started = time.monotonic()
         assert ironic.pid is not None
-        watched = {"Ironic": ironic.pid, **pids}
+        watched = {"Ironic": ironic.pid, **running.cpu_pids}
         cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         http = requests.Session()
         start_times = start_all(url, [uuids[m.name] for m in lab])
@@ -189,7 +224,9 @@ def run(options: DemoOptions) -> int:
             name: procstat.cpu_seconds(pid) - cpu_before[name]
             for name, pid in watched.items()
         }
-        rss = {name: procstat.peak_rss_mb(pid) for name, pid in pids.items()}
+        rss = {
+            name: procstat.peak_rss_mb(pid) for name, pid in running.rss_pids.items()
+        }
 
         rows = []
         for machine in lab:

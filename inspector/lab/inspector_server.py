@@ -85,6 +85,15 @@ class InspectorServer:
     def _command(self) -> list[str]:
         return [_executable(self.program), "--config-file", str(self.config_file)]
 
+    def _popen(self) -> "subprocess.Popen[bytes]":
+        output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
+        try:
+            return subprocess.Popen(
+                self._command(), stdout=output, stderr=subprocess.STDOUT
+            )
+        finally:
+            output.close()
+
     def _wait_ready(self, timeout: float) -> None:
         assert self._proc is not None
         loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
@@ -103,11 +112,7 @@ class InspectorServer:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-        output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
-        self._proc = subprocess.Popen(
-            self._command(), stdout=output, stderr=subprocess.STDOUT
-        )
-        output.close()
+        self._proc = self._popen()
         try:
             self._wait_ready(timeout)
         except (TimeoutError, RuntimeError) as exc:

@@ -11,6 +11,9 @@ from inspector.lab.rabbitmq_server import RabbitMQServer
 
 LOG = logging.getLogger(__name__)
 
+API_SERVERS = ("local", "apache")
+"""Where the split API runs: its own threaded server, or Apache/mod_wsgi."""
+
 
 class ApiServer(InspectorServer):
     """``ironic-inspector-api-wsgi`` on its local threaded server."""
@@ -68,7 +71,14 @@ class SplitCluster:
         database: str = "inspector",
         membership_timeout: int = 30,
         options: dict[str, dict[str, str]] | None = None,
+        api_server: str = "local",
     ) -> None:
+        if api_server not in API_SERVERS:
+            raise ValueError(
+                f"api_server must be one of {', '.join(API_SERVERS)}, "
+                f"not {api_server!r}"
+            )
+        self.api_server = api_server
         self.work_dir = pathlib.Path(work_dir)
         self.ironic_url = ironic_url
         self.conductor_count = conductors
@@ -82,6 +92,13 @@ class SplitCluster:
         self.api: ApiServer | None = None
         self.conductors: list[ConductorServer] = []
 
+    @property
+    def backend_url(self) -> str:
+        """The tooz URL every process of the cluster uses."""
+        return self.etcd.tooz_url(
+            membership_timeout=self.membership_timeout, timeout=10
+        )
+
     def _options(self, host: str) -> dict[str, dict[str, str]]:
         groups: dict[str, dict[str, str]] = {
             "DEFAULT": {
@@ -90,9 +107,7 @@ class SplitCluster:
                 "transport_url": self.rabbit.transport_url,
             },
             "coordination": {
-                "backend_url": self.etcd.tooz_url(
-                    membership_timeout=self.membership_timeout, timeout=10
-                ),
+                "backend_url": self.backend_url,
                 "member_cache_seconds": "1",
             },
         }
@@ -112,7 +127,12 @@ class SplitCluster:
             self.postgres.start()
         if self.database != self.postgres.database:
             self.postgres.create_database(self.database)
-        self.api = ApiServer(
+        api_class: type[ApiServer] = ApiServer
+        if self.api_server == "apache":
+            from inspector.lab.apache_server import ApacheApiServer
+
+            api_class = ApacheApiServer
+        self.api = api_class(
             self.work_dir / "api",
             self.ironic_url,
             database_url=self.database_url,

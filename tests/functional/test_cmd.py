@@ -53,6 +53,7 @@ def test_dbsync_upgrade_and_current(tmp_path: pathlib.Path) -> None:
     assert result.returncode == 0 and "none" in result.stdout
     result = run(tmp_path, "ironic-inspector-dbsync", conf, "upgrade")
     assert result.returncode == 0, result.stderr
+    assert "eventlet" not in result.stderr.lower()  # threads only, everywhere
     result = run(tmp_path, "ironic-inspector-dbsync", conf, "current")
     assert result.stdout.strip() == "0001"
 

@@ -83,13 +83,18 @@ def test_start_by_name(service: Service, node: dict[str, Any]) -> None:
     assert status["uuid"] == node["uuid"]
 
 
-def test_names_need_1_5(service: Service, node: dict[str, Any]) -> None:
+def test_names_at_1_0(service: Service, node: dict[str, Any]) -> None:
+    """The stock client sends 1.0 and node names; both are fine."""
     resp = service.client.post(
         f"/v1/introspection/{node['name']}",
-        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.4"},
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.0"},
     )
-    assert resp.status_code == 400
-    assert "expected a UUID" in resp.get_json()["error"]["message"]
+    assert resp.status_code == 202, resp.get_json()
+    resp = service.client.get(
+        f"/v1/introspection/{node['name']}",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.0"},
+    )
+    assert resp.status_code == 200 and resp.get_json()["uuid"] == node["uuid"]
 
 
 def test_manage_boot_false_leaves_power_alone(

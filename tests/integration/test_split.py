@@ -24,19 +24,23 @@ from tests.integration.conftest import Client, Lab, start_inspector
 MEMBERSHIP_TIMEOUT = 3
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["local", "apache"])
 def split(
+    request: pytest.FixtureRequest,
     ironic: IronicServer,
     postgres: PostgresServer,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[SplitCluster]:
+    """The whole scenario runs twice: the API on its own threaded server,
+    then under a real Apache with mod_wsgi daemon processes."""
     cluster = SplitCluster(
         tmp_path_factory.mktemp("split"),
         ironic.url,
         conductors=0,
         postgres=postgres,
-        database="inspector_split",
+        database=f"inspector_split_{request.param}",
         membership_timeout=MEMBERSHIP_TIMEOUT,
+        api_server=request.param,
     )
     with cluster:
         yield cluster

@@ -39,7 +39,7 @@ def make_client(proxy: FakeProxy, retries: int = 3) -> BaremetalClient:
     conf.set_override("max_retries", retries, group="ironic")
     conf.set_override("retry_interval", 0, group="ironic")
     client = BaremetalClient(conf)
-    client._conn = types.SimpleNamespace(baremetal=proxy)
+    client._conn = proxy
     return client
 
 
@@ -57,6 +57,33 @@ NODE = types.SimpleNamespace(
     reservation=None,
     traits=[],
 )
+
+
+def test_proxy_made_once_for_many_threads() -> None:
+    """Making the proxy runs version discovery against Ironic: once only."""
+    import threading
+    import time
+
+    made = []
+
+    class Connection:
+        @property
+        def baremetal(self) -> FakeProxy:
+            made.append(1)
+            time.sleep(0.05)  # discovery takes a while: threads would pile in
+            return FakeProxy(*[NODE] * 8)
+
+    client = make_client(FakeProxy())
+    client._conn = None
+    client._connect = Connection  # type: ignore[method-assign]
+    threads = [
+        threading.Thread(target=client.get_node, args=("n1",)) for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert made == [1]
 
 
 def test_node_fields_use_ironic_names() -> None:
