@@ -3,6 +3,7 @@
 import argparse
 import logging
 import pathlib
+import signal
 import sys
 import time
 
@@ -109,10 +110,16 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _terminated(signo: int, _frame: object) -> None:
+    raise SystemExit(128 + signo)
+
+
 def main(argv: list[str] | None = None) -> int:
     from inspector.cmd import process
 
     process.select_threading_backend()  # tooz must not pull eventlet in
+    # a plain kill unwinds like Ctrl-C: every server the lab started stops
+    signal.signal(signal.SIGTERM, _terminated)
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "bench":

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import pathlib
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -193,7 +194,8 @@ def run(options: DemoOptions) -> int:
         uuids = enroll(api, lab)
         _phase(f"{len(lab)} machines enrolled (manageable)", started)
 
-        player = RamdiskPlayer(api, url, lab, seed=options.seed)
+        # a 0.5 s watch keeps the player's own node listing off Ironic's CPU
+        player = RamdiskPlayer(api, url, lab, seed=options.seed, poll_interval=0.5)
         player.start()
         stack.callback(player.stop)
 
@@ -301,7 +303,7 @@ def run(options: DemoOptions) -> int:
             f"{time.monotonic() - total_started:.1f} s"
         )
         if options.keep_running:
-            _keep_running(url, work, ironic)
+            _keep_running(running, work, ironic)
         if errors:
             for uuid, status in errors.items():
                 print(f"ERROR {uuid}: {status['error']}")
@@ -317,7 +319,24 @@ def run(options: DemoOptions) -> int:
     return 0
 
 
-def _keep_running(url: str, work: pathlib.Path, ironic: IronicServer) -> None:
+def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) -> None:
+    url = running.url
+    where = [f"Ironic: {ironic.url} (log {ironic.log_file})"]
+    cluster = running.cluster
+    if cluster is None:
+        where.append(f"inspector: {url} (log {work / 'inspector' / 'inspector.log'})")
+    else:
+        assert cluster.api is not None
+        api = "Apache + mod_wsgi" if cluster.api_server == "apache" else "local server"
+        where.append(f"API ({api}): {url} (logs in {cluster.api.work_dir})")
+        where += [
+            f"{c.host}: log {c.log_file}" for c in cluster.conductors
+        ]
+        where += [
+            f"etcd: {cluster.etcd.client_url}",
+            f"RabbitMQ: {cluster.rabbit.transport_url}",
+            f"PostgreSQL: {cluster.database_url}",
+        ]
     print(
         f"""
 The lab keeps running. In another shell:
@@ -327,14 +346,22 @@ The lab keeps running. In another shell:
   openstack --os-endpoint {url} baremetal introspection list
   openstack --os-endpoint {url} baremetal introspection status lab-0001
   openstack --os-endpoint {url} baremetal introspection data save lab-0001
+  openstack --os-endpoint {url} baremetal introspection start lab-0002 --wait
   openstack --os-endpoint {ironic.url} baremetal node list   # Ironic itself
 
-Logs: under {work} (Ironic: {ironic.log_file})
-Press Ctrl-C to stop.""",
+The lab's ramdisks answer a machine powered on by introspection while this
+runs, so "start" finishes by itself.
+
+"""
+        + "\n".join(f"  {line}" for line in where)
+        + "\n\nPress Ctrl-C to stop.",
         flush=True,
     )
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        print("\nStopping.", file=sys.stderr)
+    stop = threading.Event()
+    # Ctrl-C or a plain kill both stop the lab cleanly (a shell that started
+    # this in the background may have left SIGINT ignored)
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    while not stop.wait(3600):
+        pass
+    print("\nStopping.", file=sys.stderr)
