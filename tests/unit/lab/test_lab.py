@@ -110,3 +110,44 @@ def test_post_continue_retries_5xx_not_4xx(server: str) -> None:
 def test_post_continue_gives_up_on_dead_server() -> None:
     status, _, attempts, _ = post_continue("http://127.0.0.1:9", {}, attempts=2)
     assert status == 0 and attempts == 2
+
+
+def test_ironic_access_log_counts_calls_after_its_start(tmp_path: Any) -> None:
+    from inspector.lab.ironic_calls import AccessLog
+
+    log = tmp_path / "ironic.log"
+    line = (
+        "2026-11-22 22:46:29.528 1145 INFO ironic.api [None req-6 - - - - - -] "
+        "127.0.0.1 - {} - {} (5.61ms)\n"
+    )
+    uuid = "179b804d-85e9-4d95-b071-5590eec591a6"
+    log.write_text(line.format(f"GET /v1/nodes/{uuid}", 200))
+    access = AccessLog(log)
+    with open(log, "a") as out:
+        out.write(line.format(f"GET /v1/nodes/{uuid}", 200))
+        out.write(line.format(f"PATCH /v1/nodes/{uuid}", 200))
+        out.write(line.format("GET /v1/nodes?fields=name,power_state", 200))
+        out.write("2026-11-22 INFO ironic.conductor.utils Successfully set power\n")
+        out.write(line.format(f"PUT /v1/nodes/{uuid}/states/power", 202))
+    assert access.calls() == {
+        "GET /v1/nodes/<uuid>": 1,
+        "PATCH /v1/nodes/<uuid>": 1,
+        "PUT /v1/nodes/<uuid>/states/power": 1,
+    }
+
+
+def test_apache_config_serves_the_wsgi_module(tmp_path: Any) -> None:
+    from inspector.lab.apache_server import ApacheApiServer
+
+    server = ApacheApiServer(
+        tmp_path, "http://127.0.0.1:1", port=8123, processes=3, threads=5
+    )
+    try:
+        conf = server._httpd_conf()
+        assert "Listen 127.0.0.1:8123" in conf
+        assert "processes=3 threads=5" in conf
+        assert f"SetEnv IRONIC_INSPECTOR_CONFIG {server.config_file}" in conf
+        assert "WSGIApplicationGroup %{GLOBAL}" in conf
+        assert "python-home=" in conf
+    finally:
+        server.stop()
