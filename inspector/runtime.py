@@ -1,6 +1,7 @@
 """The objects one service process shares between its API and conductor."""
 
 import dataclasses
+import uuid
 from typing import TYPE_CHECKING
 
 from oslo_config import cfg
@@ -22,3 +23,5 @@ class Runtime:
     baremetal: "BaremetalClient"
     locks: LockProvider
     rpc: "ConductorClient | None" = None
+    run_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+    """This run of the process: a restart with the same host is a new run."""

@@ -19,6 +19,11 @@ TRANSIENT = (STARTING, WAITING, PROCESSING, REAPPLYING, ENROLLING, ABORTING)
 
 FINAL = (FINISHED, ERROR)
 
+WORKING = (STARTING, PROCESSING, REAPPLYING, ENROLLING, ABORTING)
+"""Transient states in which a conductor, not the ramdisk, must act next.
+Each has an owner (or a deadline to be claimed by) so that work lost with
+a conductor is found and resumed."""
+
 START = "start"
 WAIT = "wait"
 PROCESS = "process"

@@ -48,6 +48,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     from inspector.conf import opts, shape
     from inspector.coordination.backend import start_coordinator
     from inspector.coordination.group import Membership
+    from inspector.coordination.members import GroupMembers
     from inspector.db import engine, migration
     from inspector.locking import factory
     from inspector.runtime import Runtime
@@ -64,7 +65,9 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
         baremetal=BaremetalClient(conf),
         locks=factory.from_conf(conf, coordinator),
     )
-    conductor = ConductorService(rt, transport)
+    conductor = ConductorService(
+        rt, transport, GroupMembers(coordinator, ttl=0)  # the sweep reads it fresh
+    )
     membership = Membership(
         coordinator,
         conf.host,

@@ -62,7 +62,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
         conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
     )
     rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host))
-    conductor = ConductorService(rt, transport)
+    conductor = ConductorService(rt, transport, FixedConductor(conf.host))
     server = WSGIServer(
         create_app(rt), conf.listen_address, conf.listen_port, conf.api_threads
     )

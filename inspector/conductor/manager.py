@@ -1,14 +1,15 @@
 """Server side of the conductor RPC API: the work each cast asks for."""
 
+import concurrent.futures
 import datetime
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import oslo_messaging as messaging
 
 from inspector import exceptions, states
-from inspector.conductor import node_processing
+from inspector.conductor import node_processing, takeover
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
 from inspector.db import introspections, stored_data
@@ -31,7 +32,18 @@ class ConductorManager:
     def __init__(self, rt: Runtime, hooks: list[ProcessingHook]) -> None:
         self.rt = rt
         self.hooks = hooks
-        self.pacer = PowerOnPacer(lambda: float(rt.conf.introspection_delay))
+        self.pacer = PowerOnPacer(lambda: float(rt.conf.introspection_delay), rt.db)
+        self.host: str = rt.conf.host
+        self._resuming: set[str] = set()
+        self._resumer = concurrent.futures.ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix="resume"
+        )
+        self._steps: dict[str, Callable[[Introspection], None]] = {
+            states.STARTING: self._start,
+            states.PROCESSING: self._process,
+            states.REAPPLYING: self._process,
+            states.ABORTING: self._abort,
+        }
 
     # RPC methods
 
@@ -53,7 +65,65 @@ class ConductorManager:
         """Power the node off and end its introspection as canceled."""
         self._with_node(uuid, version, states.ABORTING, self._abort)
 
+    def resume(self, record: Introspection, reason: str) -> None:
+        """Take over a lost step (:mod:`inspector.conductor.takeover`) and run
+        it again from what is stored: every step can be repeated safely."""
+        work = self._steps.get(record.state)
+        if work is None:  # enrolling: the ramdisk's data never got stored
+            LOG.error("Introspection of node %s is lost: %s", record.uuid, reason)
+            self._fail(
+                record.uuid,
+                record.version,
+                f"Introspection lost: {reason}; it cannot be resumed, start it again",
+            )
+            return
+        LOG.warning(
+            "Resuming the %s step of node %s on %s: %s",
+            record.state,
+            record.uuid,
+            self.host,
+            reason,
+        )
+        self._with_node(record.uuid, record.version, record.state, work)
+
     # periodic work
+
+    def sweep(self, alive: Callable[[], Collection[str]], leader: bool) -> int:
+        """Find lost steps (see :mod:`inspector.conductor.takeover`) and
+        resume them in the background; returns how many were found."""
+        records = introspections.working(self.rt.db)
+        hosts: Collection[str] = ()
+        if leader and any(r.owner not in (None, self.host) for r in records):
+            try:
+                hosts = alive()
+            except exceptions.ServiceUnavailable as exc:
+                # never mistake an unreachable backend for dead conductors
+                LOG.warning("Not looking for lost work this time: %s", exc)
+                return 0
+        now = introspections.utcnow()
+        found = [
+            o
+            for o in takeover.orphans(
+                records, hosts, self.host, self.rt.run_id, now, leader
+            )
+            if o.record.uuid not in self._resuming
+        ]
+        for orphan in found:
+            self._resuming.add(orphan.record.uuid)
+            self._resumer.submit(self._resume_once, orphan)
+        return len(found)
+
+    def _resume_once(self, orphan: takeover.Orphan) -> None:
+        try:
+            self.resume(orphan.record, orphan.reason)
+        except Exception:
+            LOG.exception("Resuming node %s failed", orphan.record.uuid)
+        finally:
+            self._resuming.discard(orphan.record.uuid)
+
+    def stop(self) -> None:
+        """Wait for resumed work to finish."""
+        self._resumer.shutdown(wait=True)
 
     def check_timeouts(self) -> int:
         """End introspections running longer than [DEFAULT]timeout."""
@@ -126,6 +196,11 @@ class ConductorManager:
                 )
                 return
             try:
+                if record.owner != self.host or record.owner_run != self.rt.run_id:
+                    # fences off any earlier owner from here on
+                    record = introspections.claim(
+                        self.rt.db, uuid, record.version, self.host, self.rt.run_id
+                    )
                 work(record)
             except exceptions.StaleState:
                 LOG.warning(
@@ -165,12 +240,14 @@ class ConductorManager:
         uuid = record.uuid
         if record.manage_boot:
             self.pacer.wait()
+            self._fence(record)
             try:
                 self.rt.baremetal.set_boot_device(uuid, "pxe", persistent=False)
             except exceptions.InspectorError as exc:
                 raise exceptions.InspectorError(
                     f"Failed to set boot device to PXE: {exc}"
                 ) from exc
+            self._fence(record)
             try:
                 self.rt.baremetal.set_power_state(uuid, "rebooting")
             except exceptions.InspectorError as exc:
@@ -190,12 +267,14 @@ class ConductorManager:
     def _process(self, record: Introspection) -> None:
         uuid = record.uuid
         raw = stored_data.get(self.rt.db, uuid, processed=False)
+        self._fence(record)
         processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
         if (
             record.state == states.PROCESSING
             and record.manage_boot
             and self.rt.conf.processing.power_off
         ):
+            self._fence(record)
             try:
                 self.rt.baremetal.set_power_state(uuid, "power off")
             except exceptions.InspectorError as exc:
@@ -213,6 +292,7 @@ class ConductorManager:
 
     def _abort(self, record: Introspection) -> None:
         if record.manage_boot:
+            self._fence(record)
             self._power_off(record.uuid, "on abort")
         introspections.transition(
             self.rt.db,
@@ -222,6 +302,12 @@ class ConductorManager:
             error=states.ABORTED_MESSAGE,
         )
         LOG.info("Introspection of node %s aborted", record.uuid)
+
+    def _fence(self, record: Introspection) -> None:
+        """Before acting on Ironic: is this work still ours? A conductor that
+        was paused (or cut off) while another took the step over stops here
+        instead of writing to Ironic on stale authority."""
+        introspections.check_current(self.rt.db, record.uuid, record.version)
 
     def _power_off(self, uuid: str, why: str) -> None:
         try:

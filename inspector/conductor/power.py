@@ -1,30 +1,36 @@
-"""Spacing of power-ons ([DEFAULT]introspection_delay)."""
+"""Spacing of power-ons ([DEFAULT]introspection_delay), across the deployment."""
 
-import threading
 import time
 from collections.abc import Callable
 
+from inspector.db import leases
+from inspector.db.engine import Database
+from inspector.db.models import utcnow
+
 
 class PowerOnPacer:
-    """Lets power-ons through no closer together than ``delay`` seconds.
+    """Lets power-ons through no closer together than ``delay`` seconds,
+    counted over every conductor that shares the database.
 
     Many nodes started at once would otherwise all draw inrush current in
-    the same second. Each caller reserves the next free slot under a lock and
-    sleeps outside it, so waiting callers do not serialise on the lock.
+    the same second, and in split mode each conductor pacing only itself
+    would multiply the rate by the number of conductors. Each caller
+    reserves the next free slot in the database (compare-and-swap, no lock
+    held while waiting) and sleeps until it.
     """
 
-    def __init__(self, delay: Callable[[], float]) -> None:
+    def __init__(self, delay: Callable[[], float], db: Database) -> None:
         self._delay = delay
-        self._lock = threading.Lock()
-        self._next_slot = 0.0
+        self._db = db
 
     def wait(self) -> float:
         """Block until this caller may power a node on; returns seconds slept."""
-        with self._lock:
-            now = time.monotonic()
-            slot = max(now, self._next_slot)
-            self._next_slot = slot + self._delay()
-        pause = slot - now
+        delay = self._delay()
+        if delay <= 0:
+            return 0.0
+        slot = leases.reserve_slot(self._db, leases.POWER_ON, delay)
+        pause = (slot - utcnow()).total_seconds()
         if pause > 0:
             time.sleep(pause)
-        return pause
+            return pause
+        return 0.0

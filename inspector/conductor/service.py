@@ -1,6 +1,7 @@
 """The conductor service: RPC server plus periodic tasks."""
 
 import logging
+from typing import Protocol
 
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -8,19 +9,31 @@ from oslo_config import cfg
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
+from inspector.conductor.takeover import Leadership
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
 
+class Members(Protocol):
+    def hosts(self) -> list[str]:
+        """Hosts of the live conductors."""
+
+
 class ConductorService:
     """Receives casts on ``Target(topic, server=[DEFAULT]host)``."""
 
-    def __init__(self, rt: Runtime, transport: messaging.Transport) -> None:
+    def __init__(
+        self, rt: Runtime, transport: messaging.Transport, members: Members
+    ) -> None:
         self.rt = rt
+        self.members = members
         self.manager = ConductorManager(rt, pipeline.load_hooks(rt.conf))
         conf: cfg.ConfigOpts = rt.conf
+        self.leadership = Leadership(
+            rt.db, f"{conf.host}/{rt.run_id}", conf.coordination.leader_lease
+        )
         target = messaging.Target(topic=TOPIC, server=conf.host)
         self._server = messaging.get_rpc_server(
             transport,
@@ -34,14 +47,33 @@ class ConductorService:
         conf.set_override("executor_thread_pool_size", conf.max_concurrency)
         self._periodic = [
             PeriodicTask(
+                "cluster",
+                lambda: min(
+                    conf.coordination.sweep_interval,
+                    conf.coordination.leader_lease / 3,
+                ),
+                self._cluster_duties,
+            ),
+            PeriodicTask(
                 "timeouts",
                 lambda: float(conf.clean_up_period),
-                self.manager.check_timeouts,
+                self._timeouts,
             ),
         ]
 
+    def _cluster_duties(self) -> None:
+        """Renew (or try to take) the lead, then look for lost work: all of
+        it as the leader, only this host's from before a restart otherwise."""
+        leader = self.leadership.renew()
+        self.manager.sweep(self.members.hosts, leader)
+
+    def _timeouts(self) -> None:
+        if self.leadership.is_leader():
+            self.manager.check_timeouts()
+
     def start(self) -> None:
         self._server.start()
+        self._cluster_duties()  # at once: work this host lost in a restart
         for task in self._periodic:
             task.start()
         LOG.info("Conductor %s is listening on topic %s", self.rt.conf.host, TOPIC)
@@ -50,6 +82,8 @@ class ConductorService:
         """Stop taking new work, then wait for work in progress to finish."""
         for task in self._periodic:
             task.stop()
+        self.leadership.resign()  # another conductor leads at once
         self._server.stop()
         self._server.wait()
+        self.manager.stop()
         LOG.info("Conductor %s stopped", self.rt.conf.host)

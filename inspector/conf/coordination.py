@@ -25,6 +25,33 @@ OPTS = [
         "reading it again from the backend. A failed cast refreshes it at "
         "once.",
     ),
+    cfg.FloatOpt(
+        "claim_timeout",
+        default=30.0,
+        min=1,
+        help="Seconds a step of an introspection (starting, processing, "
+        "reapplying, aborting) may wait for a conductor to pick it up before "
+        "it counts as lost (its cast went to a conductor that died) and the "
+        "leader resumes it. Also in standalone mode.",
+    ),
+    cfg.FloatOpt(
+        "leader_lease",
+        default=10.0,
+        min=3,
+        help="Seconds the leader's hold on the cluster-wide periodic work "
+        "(orphan sweep, timeouts) lasts without renewal; it renews every "
+        "third of it. When the leader dies another conductor takes over "
+        "within about 1.3 x this.",
+    ),
+    cfg.FloatOpt(
+        "sweep_interval",
+        default=5.0,
+        min=0.5,
+        help="Seconds between two looks for lost work: by the leader for "
+        "steps whose conductor left the group (add the backend's "
+        "membership_timeout for the time to notice a dead conductor), by "
+        "every conductor for its own steps from before a restart.",
+    ),
 ]
 
 

@@ -24,6 +24,9 @@ class Introspection:
     finished_at: datetime.datetime | None
     error: str | None
     manage_boot: bool
+    owner: str | None = None
+    owner_run: str | None = None
+    deadline: datetime.datetime | None = None
 
     @property
     def finished(self) -> bool:
@@ -39,7 +42,26 @@ def _snapshot(row: models.Introspection) -> Introspection:
         finished_at=row.finished_at,
         error=row.error,
         manage_boot=row.manage_boot,
+        owner=row.owner,
+        owner_run=row.owner_run,
+        deadline=row.deadline,
     )
+
+
+CLAIM_WITHIN = 30.0
+"""Default seconds a conductor has to pick up a step before it counts as
+lost ([coordination]claim_timeout)."""
+
+
+def _ownership(
+    new_state: str, now: datetime.datetime, claim_within: float
+) -> dict[str, object]:
+    """Owner columns for a row entering ``new_state``: nobody owns it yet; a
+    step a conductor must take has a deadline to be claimed by."""
+    deadline = None
+    if new_state in states.WORKING:
+        deadline = now + datetime.timedelta(seconds=claim_within)
+    return {"owner": None, "owner_run": None, "deadline": deadline}
 
 
 _TABLE = models.Introspection.__table__
@@ -64,6 +86,7 @@ def start(
     uuid: str,
     manage_boot: bool,
     attributes: dict[str, list[str]] | None = None,
+    claim_within: float = CLAIM_WITHIN,
 ) -> Introspection:
     """Record a new introspection of ``uuid`` in ``starting``.
 
@@ -82,6 +105,7 @@ def start(
                 finished_at=None,
                 error=None,
                 manage_boot=manage_boot,
+                **_ownership(states.STARTING, now, claim_within),
             )
             session.add(row)
         else:
@@ -95,6 +119,7 @@ def start(
                 finished_at=None,
                 error=None,
                 manage_boot=manage_boot,
+                **_ownership(new_state, now, claim_within),
             )
             session.refresh(row)
         session.execute(
@@ -124,6 +149,7 @@ def transition(
     expected_version: int | None = None,
     error: str | None = None,
     raw_data: dict[str, Any] | None = None,
+    claim_within: float = CLAIM_WITHIN,
 ) -> Introspection:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
@@ -139,9 +165,13 @@ def transition(
         if expected_version is not None and row.version != expected_version:
             raise exceptions.StaleState(node=uuid, version=expected_version)
         new_state = states.next_state(row.state, event)
-        values: dict[str, object] = {"state": new_state}
+        now = utcnow()
+        values: dict[str, object] = {
+            "state": new_state,
+            **_ownership(new_state, now, claim_within),
+        }
         if new_state in states.FINAL:
-            values["finished_at"] = utcnow()
+            values["finished_at"] = now
             values["error"] = error if new_state == states.ERROR else None
             session.execute(
                 sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
@@ -153,6 +183,40 @@ def transition(
             stored_data.put(session, uuid, raw_data, processed=False)
         session.refresh(row)
         return _snapshot(row)
+
+
+def claim(db: Database, uuid: str, version: int, owner: str, run: str) -> Introspection:
+    """Make ``owner`` (this run of it) the owner of the current step.
+
+    A fenced write like every other: it bumps the version, so a conductor
+    that owned the step before can no longer write.
+    """
+    with db.session() as session:
+        _cas(session, uuid, version, owner=owner, owner_run=run, deadline=None)
+        row = session.get(models.Introspection, uuid)
+        assert row is not None
+        session.refresh(row)
+        return _snapshot(row)
+
+
+def check_current(db: Database, uuid: str, version: int) -> None:
+    """Fence before a side effect: :class:`StaleState` if ``version`` is no
+    longer the row's (another conductor took the work over, or an operator
+    acted), so nothing is done to Ironic on stale authority."""
+    try:
+        current = get(db, uuid).version
+    except exceptions.NotFound:
+        raise exceptions.StaleState(node=uuid, version=version) from None
+    if current != version:
+        raise exceptions.StaleState(node=uuid, version=version)
+
+
+def working(db: Database) -> list[Introspection]:
+    """Every introspection whose next step belongs to a conductor."""
+    model = models.Introspection
+    with db.session() as session:
+        query = sa.select(model).where(model.state.in_(states.WORKING))
+        return [_snapshot(r) for r in session.scalars(query)]
 
 
 def _insert_attributes(

@@ -39,11 +39,35 @@ class Introspection(Base):
     finished_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     error: Mapped[str | None] = mapped_column(Text)
     manage_boot: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    owner: Mapped[str | None] = mapped_column(String(255))
+    """Host of the conductor doing the current step (``states.WORKING``);
+    NULL while the step waits for a conductor to claim it."""
+    owner_run: Mapped[str | None] = mapped_column(String(36))
+    """Which run of that conductor process: a restart is a new run."""
+    deadline: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """When an unclaimed step counts as lost (its cast never arrived)."""
 
     __table_args__ = (
         Index("introspections_started_at_idx", "started_at", "uuid"),
         Index("introspections_state_idx", "state"),
     )
+
+
+class Lease(Base):
+    """A named, expiring hold shared by every process of the deployment.
+
+    ``leader``: which conductor runs the cluster-wide periodic work;
+    ``power_on``: the next free power-on slot ([DEFAULT]introspection_delay).
+    ``epoch`` grows on every change of holder (or slot), so writers can
+    compare-and-swap on it.
+    """
+
+    __tablename__ = "leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    holder: Mapped[str | None] = mapped_column(String(255))
+    epoch: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    expires_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
 
 
 class Attribute(Base):

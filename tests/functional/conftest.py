@@ -90,7 +90,7 @@ def _service(
         locks=SemaphoreLockProvider(),
     )
     rt.rpc = ConductorClient(base_conf, transport, FixedConductor(base_conf.host))
-    conductor = ConductorService(rt, transport)
+    conductor = ConductorService(rt, transport, FixedConductor(base_conf.host))
     conductor.start()
     app = create_app(rt)
     yield Service(rt, conductor, ironic, app.test_client())

@@ -1,29 +1,42 @@
+import pathlib
 import threading
 import time
 
+import pytest
+
 from inspector.conductor.power import PowerOnPacer
+from inspector.db import engine, migration
 
 
-def test_spacing_between_power_ons() -> None:
-    pacer = PowerOnPacer(lambda: 0.05)
+@pytest.fixture
+def db(tmp_path: pathlib.Path) -> engine.Database:
+    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
+    migration.upgrade(database)
+    return database
+
+
+def test_spacing_between_power_ons_of_all_pacers(db: engine.Database) -> None:
+    """Two pacers on one database (two conductors) share the spacing."""
+    pacers = [PowerOnPacer(lambda: 0.1, db), PowerOnPacer(lambda: 0.1, db)]
     times: list[float] = []
     lock = threading.Lock()
 
-    def go() -> None:
+    def go(pacer: PowerOnPacer) -> None:
         pacer.wait()
         with lock:
             times.append(time.monotonic())
 
-    threads = [threading.Thread(target=go) for _ in range(4)]
+    threads = [threading.Thread(target=go, args=(pacers[i % 2],)) for i in range(6)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     times.sort()
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    assert all(gap >= 0.045 for gap in gaps), gaps
+    assert all(gap >= 0.09 for gap in gaps), gaps
 
 
-def test_zero_delay_never_sleeps() -> None:
-    pacer = PowerOnPacer(lambda: 0.0)
+def test_zero_delay_never_sleeps_nor_touches_the_database(tmp_path: pathlib.Path) -> None:
+    broken = engine.Database(f"sqlite:///{tmp_path}/missing/dir/db.sqlite")
+    pacer = PowerOnPacer(lambda: 0.0, broken)
     assert pacer.wait() == 0 and pacer.wait() == 0

@@ -1,0 +1,127 @@
+"""Expiring holds in the database, shared by every process of a deployment.
+
+The database is the one thing the standalone process and every split-mode
+process share whatever the coordination backend is, and it is where the
+state these holds protect lives. Every change is a compare-and-swap, so a
+process that was paused past its lease finds out on its next write instead
+of acting on a hold it lost. Times are UTC from each host's clock: keep
+conductors' clocks in sync (NTP); a lease of several seconds tolerates the
+usual sub-second skew.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import exc as sa_exc
+
+from inspector.db import models
+from inspector.db.engine import Database
+from inspector.db.models import utcnow
+
+LEADER = "leader"
+POWER_ON = "power_on"
+
+
+def _row(db: Database, name: str) -> models.Lease | None:
+    with db.session() as session:
+        row = session.get(models.Lease, name)
+        if row is not None:
+            session.expunge(row)
+        return row
+
+
+def _create(
+    db: Database, name: str, holder: str | None, expires_at: datetime.datetime
+) -> bool:
+    """Insert the lease row; False when another process inserted it first."""
+    try:
+        with db.session() as session:
+            session.add(
+                models.Lease(name=name, holder=holder, epoch=1, expires_at=expires_at)
+            )
+        return True
+    except sa_exc.IntegrityError:
+        return False
+
+
+def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
+    """Take or renew ``name`` for ``ttl`` seconds.
+
+    Returns the lease's epoch when ``holder`` holds it now (the epoch changes
+    only when the holder does), None when someone else's lease is still
+    running.
+    """
+    now = utcnow()
+    expires = now + datetime.timedelta(seconds=ttl)
+    table = models.Lease
+    with db.session() as session:
+        row = session.get(table, name)
+        if row is None:
+            pass
+        elif row.holder == holder:
+            result = session.execute(
+                sa.update(table)
+                .where(
+                    table.name == name, table.holder == holder, table.epoch == row.epoch
+                )
+                .values(expires_at=expires)
+            )
+            return row.epoch if result.rowcount == 1 else None  # type: ignore[attr-defined]
+        elif row.expires_at >= now:
+            return None
+        else:
+            result = session.execute(
+                sa.update(table)
+                .where(table.name == name, table.epoch == row.epoch)
+                .values(holder=holder, expires_at=expires, epoch=row.epoch + 1)
+            )
+            return row.epoch + 1 if result.rowcount == 1 else None  # type: ignore[attr-defined]
+    return 1 if _create(db, name, holder, expires) else None
+
+
+def give_up(db: Database, name: str, holder: str) -> None:
+    """End ``holder``'s lease at once (a clean stop), if it still has it."""
+    table = models.Lease
+    with db.session() as session:
+        session.execute(
+            sa.update(table)
+            .where(table.name == name, table.holder == holder)
+            .values(holder=None, expires_at=utcnow() - datetime.timedelta(seconds=1))
+        )
+
+
+def holder_of(db: Database, name: str) -> str | None:
+    """Who holds ``name`` now (None when nobody's lease is running)."""
+    row = _row(db, name)
+    if row is None or row.holder is None or row.expires_at < utcnow():
+        return None
+    return row.holder
+
+
+def reserve_slot(
+    db: Database, name: str, spacing: float, attempts: int = 50
+) -> datetime.datetime:
+    """The next free time slot of ``name``, at least ``spacing`` seconds after
+    the previous one handed out by any process; the row keeps the slot after
+    it. Concurrent callers race with compare-and-swap and retry."""
+    table = models.Lease
+    for _ in range(attempts):
+        now = utcnow()
+        row = _row(db, name)
+        if row is None:
+            if _create(db, name, None, now + datetime.timedelta(seconds=spacing)):
+                return now
+            continue
+        slot = max(now, row.expires_at)
+        with db.session() as session:
+            result = session.execute(
+                sa.update(table)
+                .where(table.name == name, table.epoch == row.epoch)
+                .values(
+                    expires_at=slot + datetime.timedelta(seconds=spacing),
+                    epoch=row.epoch + 1,
+                )
+            )
+            if result.rowcount == 1:  # type: ignore[attr-defined]
+                return slot
+    raise RuntimeError(f"Could not reserve a {name} slot in {attempts} attempts")

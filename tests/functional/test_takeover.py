@@ -1,0 +1,120 @@
+"""Lost work is found and resumed; a stale worker never touches Ironic."""
+
+import random
+from typing import Any
+
+import pytest
+
+from inspector import states
+from inspector.db import introspections
+from tests.functional.conftest import Service
+from tests.functional.test_introspection_flow import random_bmc, random_mac
+
+
+@pytest.fixture
+def node(service: Service) -> dict[str, Any]:
+    return service.ironic.add_node(
+        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
+    )
+
+
+def _processing_left_by(service: Service, uuid: str, payload: Any, node: Any,
+                        owner: str, run: str) -> None:
+    """A record as a conductor leaves it when it dies while processing."""
+    db = service.rt.db
+    record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.1"]})
+    record = introspections.transition(db, uuid, states.WAIT,
+                                       expected_version=record.version)
+    data = payload(random_mac(), node["driver_info"]["ipmi_address"])
+    record = introspections.transition(db, uuid, states.PROCESS,
+                                       expected_version=record.version, raw_data=data)
+    introspections.claim(db, uuid, record.version, owner, run)
+
+
+def test_own_work_from_before_a_restart_is_resumed(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    _processing_left_by(service, uuid, payload, node, service.rt.conf.host,
+                        "an-earlier-run")
+    service.conductor._cluster_duties()
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED, status
+    assert service.ironic.nodes[uuid]["properties"]["cpus"] == 80
+    assert service.ironic.nodes[uuid]["power_state"] == "power off"
+    assert introspections.get(service.rt.db, uuid).owner is None
+
+
+def test_work_of_a_vanished_conductor_is_resumed_by_the_leader(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    _processing_left_by(service, uuid, payload, node, "conductor-gone", "r")
+    service.conductor._cluster_duties()  # this process is the only member
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED, status
+
+
+def test_unclaimed_step_past_its_deadline_is_resumed(
+    service: Service, node: dict[str, Any]
+) -> None:
+    uuid = node["uuid"]
+    db = service.rt.db
+    introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.2"]},
+                         claim_within=-1)  # its cast was lost
+    service.conductor._cluster_duties()
+    service.wait_for(uuid, states.WAITING)
+    assert ("set_boot_device", uuid) in service.ironic.calls
+    assert service.ironic.nodes[uuid]["power_state"] == "power on"
+
+
+def test_unclaimed_step_before_its_deadline_is_left_alone(
+    service: Service, node: dict[str, Any]
+) -> None:
+    uuid = node["uuid"]
+    db = service.rt.db
+    introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.3"]})
+    service.conductor._cluster_duties()
+    assert introspections.get(db, uuid).state == states.STARTING
+    assert ("set_boot_device", uuid) not in service.ironic.calls
+    introspections.transition(db, uuid, states.FAIL, error="test cleanup")
+
+
+def test_stale_worker_stops_before_touching_ironic(
+    service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another conductor takes the step over while this one is paused
+    (here: waiting for its power-on slot): it must not power the node on."""
+    uuid = node["uuid"]
+    db = service.rt.db
+    record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.4"]})
+    manager = service.conductor.manager
+
+    def paused() -> float:
+        current = introspections.get(db, uuid)
+        introspections.claim(db, uuid, current.version, "other-conductor", "r")
+        return 0.0
+
+    monkeypatch.setattr(manager.pacer, "wait", paused)
+    manager.start_introspection({}, uuid, record.version)
+    assert ("set_boot_device", uuid) not in service.ironic.calls
+    assert service.ironic.nodes[uuid]["power_state"] != "power on"
+    current = introspections.get(db, uuid)
+    assert current.state == states.STARTING and current.owner == "other-conductor"
+    introspections.transition(db, uuid, states.FAIL, error="test cleanup")
+
+
+def test_duplicate_delivery_does_nothing(
+    service: Service, node: dict[str, Any]
+) -> None:
+    uuid = node["uuid"]
+    resp = service.client.post(f"/v1/introspection/{uuid}")
+    assert resp.status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    boots = service.ironic.calls.count(("set_boot_device", uuid))
+    # the cast that started it carried version 1; it arrives a second time
+    service.conductor.manager.start_introspection({}, uuid, 1)
+    assert service.ironic.calls.count(("set_boot_device", uuid)) == boots
+    assert introspections.get(service.rt.db, uuid).state == states.WAITING
+    service.client.post(f"/v1/introspection/{uuid}/abort")
+    service.wait_for(uuid, states.ERROR)
