@@ -1,0 +1,219 @@
+"""Failure survival in split mode: killed, paused and leading conductors.
+
+Real etcd, RabbitMQ, PostgreSQL, Ironic and conductor processes. Power-ons
+are spaced 3 s apart (cluster-wide), so a conductor can be caught owning a
+step it has not acted on yet: it is waiting for its power-on slot.
+"""
+
+import itertools
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.postgres_server import PostgresServer
+from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from tests.integration.conftest import Client, Lab
+
+_spares = itertools.count(11)
+MEMBERSHIP_TIMEOUT = 3
+DELAY = 3.0
+LEASE = 3.0
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[SplitCluster]:
+    split = SplitCluster(
+        tmp_path_factory.mktemp("failover"),
+        ironic.url,
+        conductors=3,
+        postgres=postgres,
+        database="inspector_failover",
+        membership_timeout=MEMBERSHIP_TIMEOUT,
+        options={
+            "DEFAULT": {"introspection_delay": str(DELAY)},
+            "coordination": {
+                "sweep_interval": "1",
+                "leader_lease": str(LEASE),
+                "claim_timeout": "5",
+            },
+        },
+    )
+    with split:
+        yield split
+
+
+@pytest.fixture
+def running(cluster: SplitCluster) -> SplitCluster:
+    """Three live conductors (replacing any a previous test killed)."""
+    cluster.conductors = [c for c in cluster.conductors if c.pid is not None]
+    while len(cluster.conductors) < 3:
+        # a new host id: the killed one's work must be found as lost
+        cluster.add_conductor(f"lab-conductor-{next(_spares)}")
+    return cluster
+
+
+@pytest.fixture
+def db(cluster: SplitCluster) -> Iterator[sa.engine.Engine]:
+    engine = sa.create_engine(cluster.database_url)
+    yield engine
+    engine.dispose()
+
+
+def rows(db: sa.engine.Engine, uuids: list[str]) -> dict[str, Any]:
+    with db.connect() as conn:
+        result = conn.execute(
+            sa.text(
+                "SELECT uuid, state, owner, owner_run FROM introspections "
+                "WHERE uuid = ANY(:uuids)"
+            ),
+            {"uuids": uuids},
+        )
+        return {r.uuid: r for r in result}
+
+
+def leader(db: sa.engine.Engine) -> str | None:
+    with db.connect() as conn:
+        row = conn.execute(
+            sa.text("SELECT holder, expires_at FROM leases WHERE name = 'leader'")
+        ).first()
+    return row.holder.split("/")[0] if row and row.holder else None
+
+
+def by_host(cluster: SplitCluster, host: str) -> ConductorServer:
+    return next(c for c in cluster.conductors if c.host == host)
+
+
+def wait(predicate: Any, timeout: float, what: str) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def pending_owner(
+    db: sa.engine.Engine, uuids: list[str], client: Client, lab: Lab
+) -> tuple[str, str]:
+    """A node owned by a conductor that sleeps until its power-on slot.
+
+    Right after the first node is powered on, the others owned and still
+    off are queued behind it, at least one power-on spacing away.
+    """
+    found: list[tuple[str, str]] = []
+
+    def one() -> bool:
+        power = {u: lab.api.node(u)["power_state"] for u in uuids}
+        if "power on" not in power.values():
+            return False
+        for uuid, row in rows(db, uuids).items():
+            if row.state == "starting" and row.owner and power[uuid] != "power on":
+                found.append((uuid, row.owner))
+                return True
+        return False
+
+    wait(one, 20, "no node waits for its power-on slot")
+    return found[0]
+
+
+def start(client: Client, lab: Lab, count: int) -> list[str]:
+    uuids = [lab.machine()[1] for _ in range(count)]
+    for uuid in uuids:
+        assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    return uuids
+
+
+def test_killed_owner_work_is_resumed_and_spacing_holds(
+    running: SplitCluster, db: sa.engine.Engine, lab: Lab
+) -> None:
+    client = Client(running.url)
+    uuids = start(client, lab, 4)
+    uuid, host = pending_owner(db, uuids, client, lab)
+    victim = by_host(running, host)
+    victim.signal(signal.SIGKILL)
+    killed_at = time.monotonic()
+    victim.wait_exit(10)
+    victim._proc = None
+
+    powered: dict[str, float] = {}
+
+    def all_on() -> bool:
+        for each in uuids:
+            if each not in powered and lab.api.node(each)["power_state"] == "power on":
+                powered[each] = time.monotonic()
+        return len(powered) == len(uuids)
+
+    wait(all_on, 60, "not every node was powered on")
+    body = client.wait_for(uuid, "waiting", timeout=30)
+    assert body["error"] is None
+    resumed_after = powered[uuid] - killed_at
+    assert resumed_after < 30, resumed_after
+    new_owner = [
+        c.host
+        for c in running.conductors
+        if c.pid and f"Resuming the starting step of node {uuid}" in c.log_tail(10**6)
+    ]
+    assert new_owner and host not in new_owner, new_owner
+    assert f"conductor {host} left the group" in " ".join(
+        c.log_tail(10**6) for c in running.conductors if c.pid
+    )
+    times = sorted(powered.values())
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert all(gap > DELAY - 0.6 for gap in gaps), gaps  # across conductors
+    for each in uuids:
+        client.post(f"/v1/introspection/{each}/abort")
+
+
+def test_leader_moves_when_it_dies(
+    running: SplitCluster, db: sa.engine.Engine
+) -> None:
+    wait(lambda: leader(db) is not None, 10, "no leader")
+    first = leader(db)
+    assert first is not None
+    victim = by_host(running, first)
+    victim.signal(signal.SIGKILL)
+    victim.wait_exit(10)
+    victim._proc = None
+    took = wait(
+        lambda: leader(db) not in (None, first), 2 * LEASE + 2, "leadership did not move"
+    )
+    assert took < 2 * LEASE + 2
+
+
+def test_paused_owner_is_fenced_and_rejoins(
+    running: SplitCluster, db: sa.engine.Engine, lab: Lab
+) -> None:
+    client = Client(running.url)
+    uuids = start(client, lab, 3)
+    uuid, host = pending_owner(db, uuids, client, lab)
+    paused = by_host(running, host)
+    paused.signal(signal.SIGSTOP)
+    try:
+        wait(
+            lambda: rows(db, [uuid])[uuid].owner not in (None, host),
+            30,
+            "nobody took the paused conductor's step over",
+        )
+        client.wait_for(uuid, "waiting", timeout=30)
+    finally:
+        paused.signal(signal.SIGCONT)
+    # the woken conductor finds its step taken and drops it, untouched
+    wait(
+        lambda: f"Node {uuid} changed while starting; dropping this work"
+        in paused.log_tail(10**6),
+        20,
+        "the paused conductor did not notice it lost the step",
+    )
+    assert client.get(f"/v1/introspection/{uuid}").json()["state"] == "waiting"
+    assert f"Node {uuid} is booting" not in paused.log_tail(10**6)
+    for each in uuids:
+        client.post(f"/v1/introspection/{each}/abort")
