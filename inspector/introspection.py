@@ -55,6 +55,7 @@ def _hand_over(rt: Runtime, method: str, record: Introspection) -> None:
                 rt.db,
                 record.uuid,
                 event,
+                claim_within=_claim_within(rt),
                 expected_version=record.version,
                 error=f"{prefix}: {exc.message}",
             )
@@ -72,6 +73,11 @@ def validate_node_id(node_id: str, *, names: bool = True) -> None:
     raise exceptions.InvalidInput(
         f"Invalid node identifier {node_id[:64]!r}: expected {what}"
     )
+
+
+def _claim_within(rt: Runtime) -> float:
+    """Seconds a conductor has to pick up a step this API hands over."""
+    return float(rt.conf.coordination.claim_timeout)
 
 
 def resolve(rt: Runtime, node_id: str, *, names: bool = True) -> str:
@@ -110,7 +116,9 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
     if not lock.acquire(blocking=False):
         raise exceptions.NodeLocked(node=uuid)
     try:
-        record = introspections.start(rt.db, uuid, manage_boot, attributes)
+        record = introspections.start(
+            rt.db, uuid, manage_boot, attributes, claim_within=_claim_within(rt)
+        )
     finally:
         lock.release()
     LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
@@ -147,7 +155,11 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
             # abort is allowed and changes nothing: the node already failed
             return
         record = introspections.transition(
-            rt.db, uuid, states.ABORT, expected_version=record.version
+            rt.db,
+            uuid,
+            states.ABORT,
+            claim_within=_claim_within(rt),
+            expected_version=record.version,
         )
     finally:
         lock.release()
@@ -176,6 +188,7 @@ def reapply(
             rt.db,
             uuid,
             states.REAPPLY,
+            claim_within=_claim_within(rt),
             expected_version=record.version,
             raw_data=data,
         )
@@ -199,6 +212,7 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         rt.db,
         record.uuid,
         states.PROCESS,
+        claim_within=_claim_within(rt),
         expected_version=record.version,
         raw_data=data,
     )

@@ -34,6 +34,9 @@ class ConductorManager:
         self.hooks = hooks
         self.pacer = PowerOnPacer(lambda: float(rt.conf.introspection_delay), rt.db)
         self.host: str = rt.conf.host
+        self._workers = concurrent.futures.ThreadPoolExecutor(
+            max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
+        )
         self._resuming: set[str] = set()
         self._resumer = concurrent.futures.ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="resume"
@@ -84,7 +87,9 @@ class ConductorManager:
             self.host,
             reason,
         )
-        self._with_node(record.uuid, record.version, record.state, work)
+        queued = self._with_node(record.uuid, record.version, record.state, work)
+        if queued is not None:
+            queued.result()
 
     # periodic work
 
@@ -122,8 +127,9 @@ class ConductorManager:
             self._resuming.discard(orphan.record.uuid)
 
     def stop(self) -> None:
-        """Wait for resumed work to finish."""
+        """Wait for work in progress (queued steps included) to finish."""
         self._resumer.shutdown(wait=True)
+        self._workers.shutdown(wait=True)
 
     def check_timeouts(self) -> int:
         """End introspections running longer than [DEFAULT]timeout."""
@@ -164,58 +170,75 @@ class ConductorManager:
         version: int,
         expected_state: str,
         work: Callable[[Introspection], None],
+    ) -> "concurrent.futures.Future[None] | None":
+        """Claim the step at once, then run ``work`` in the work pool.
+
+        Claiming on delivery means a step queued behind busy workers (many
+        nodes waiting for their power-on slots) is owned by a live conductor
+        and never mistaken for a lost one. Returns the queued work, or None
+        when the step was dropped (duplicate or stale delivery).
+        """
+        try:
+            record = introspections.get(self.rt.db, uuid)
+        except exceptions.NotFound:
+            LOG.warning(
+                "Introspection of node %s vanished, dropping %s", uuid, expected_state
+            )
+            return None
+        if record.version != version or record.state != expected_state:
+            LOG.info(
+                "Dropping %s work for node %s: it is %s (version %s), "
+                "work was for version %s",
+                expected_state,
+                uuid,
+                record.state,
+                record.version,
+                version,
+            )
+            return None
+        if record.owner != self.host or record.owner_run != self.rt.run_id:
+            try:
+                # fences off any earlier owner from here on
+                record = introspections.claim(
+                    self.rt.db, uuid, record.version, self.host, self.rt.run_id
+                )
+            except exceptions.StaleState:
+                LOG.info("Node %s changed before %s could start", uuid, expected_state)
+                return None
+        return self._workers.submit(self._run_locked, record, expected_state, work)
+
+    def _run_locked(
+        self,
+        record: Introspection,
+        expected_state: str,
+        work: Callable[[Introspection], None],
     ) -> None:
+        uuid = record.uuid
         lock = self.rt.locks.get_lock(uuid)
         if not lock.acquire(timeout=LOCK_TIMEOUT):
             self._fail(
                 uuid,
-                version,
+                record.version,
                 f"Could not lock node {uuid} within "
                 f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
             )
             return
         try:
-            try:
-                record = introspections.get(self.rt.db, uuid)
-            except exceptions.NotFound:
-                LOG.warning(
-                    "Introspection of node %s vanished, dropping %s",
-                    uuid,
-                    expected_state,
-                )
-                return
-            if record.version != version or record.state != expected_state:
-                LOG.info(
-                    "Dropping %s work for node %s: it is %s (version %s), "
-                    "work was for version %s",
-                    expected_state,
-                    uuid,
-                    record.state,
-                    record.version,
-                    version,
-                )
-                return
-            try:
-                if record.owner != self.host or record.owner_run != self.rt.run_id:
-                    # fences off any earlier owner from here on
-                    record = introspections.claim(
-                        self.rt.db, uuid, record.version, self.host, self.rt.run_id
-                    )
-                work(record)
-            except exceptions.StaleState:
-                LOG.warning(
-                    "Node %s changed while %s; dropping this work", uuid, expected_state
-                )
-            except exceptions.InspectorError as exc:
-                LOG.error("Introspection of node %s failed: %s", uuid, exc)
-                self._fail(uuid, record.version, str(exc))
-            except Exception as exc:
-                LOG.exception("Unexpected error in %s of node %s", expected_state, uuid)
-                self._fail(
-                    uuid,
-                    record.version,
-                    f"Unexpected {type(exc).__name__} while {expected_state}: {exc}",
-                )
+            work(record)
+        except exceptions.StaleState:
+            LOG.warning(
+                "Node %s changed while %s; dropping this work", uuid, expected_state
+            )
+        except exceptions.InspectorError as exc:
+            LOG.error("Introspection of node %s failed: %s", uuid, exc)
+            self._fail(uuid, record.version, str(exc))
+        except Exception as exc:
+            LOG.exception("Unexpected error in %s of node %s", expected_state, uuid)
+            self._fail(
+                uuid,
+                record.version,
+                f"Unexpected {type(exc).__name__} while {expected_state}: {exc}",
+            )
         finally:
             lock.release()
 

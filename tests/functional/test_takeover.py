@@ -96,7 +96,9 @@ def test_stale_worker_stops_before_touching_ironic(
         return 0.0
 
     monkeypatch.setattr(manager.pacer, "wait", paused)
-    manager.start_introspection({}, uuid, record.version)
+    queued = manager._with_node(uuid, record.version, states.STARTING, manager._start)
+    assert queued is not None
+    queued.result()
     assert ("set_boot_device", uuid) not in service.ironic.calls
     assert service.ironic.nodes[uuid]["power_state"] != "power on"
     current = introspections.get(db, uuid)

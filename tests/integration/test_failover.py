@@ -218,3 +218,42 @@ def test_paused_owner_is_fenced_and_rejoins(
     assert f"Node {uuid} is booting" not in paused.log_tail(10**6)
     for each in uuids:
         client.post(f"/v1/introspection/{each}/abort")
+
+
+def _introspect_soon(client: Client, lab: Lab, within: float) -> tuple[Any, str, float]:
+    """Start one introspection, retrying 503s; seconds until it was taken."""
+    machine, uuid = lab.machine()
+    started = time.monotonic()
+    while True:
+        resp = client.post(f"/v1/introspection/{uuid}")
+        if resp.status_code == 202:
+            return machine, uuid, time.monotonic() - started
+        assert resp.status_code == 503, resp.text
+        assert time.monotonic() - started < within, resp.text
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("server", ["rabbitmq", "etcd"])
+def test_backend_restart_loses_nothing(
+    running: SplitCluster, lab: Lab, server: str
+) -> None:
+    """Restart the broker or etcd with an introspection waiting for its
+    ramdisk: it still finishes, and new work is taken within seconds."""
+    client = Client(running.url)
+    machine, waiting, _ = _introspect_soon(client, lab, 10)
+    client.wait_for(waiting, "waiting", timeout=30)
+    backend = running.rabbit if server == "rabbitmq" else running.etcd
+    backend.stop()
+    backend.start()
+    restarted = time.monotonic()
+    _fresh, uuid, took = _introspect_soon(client, lab, 30)
+    body = client.wait_for(uuid, "waiting", "error", timeout=60)
+    assert body["state"] == "waiting", body
+    recovered = time.monotonic() - restarted
+    resp = client.post("/v1/continue", json=machine.payload())
+    assert resp.status_code == 200, resp.text
+    body = client.wait_for(waiting, "finished", "error", timeout=60)
+    assert body["state"] == "finished", body
+    print(f"{server} restart: new work accepted after {took:.1f} s, "
+          f"reached waiting after {recovered:.1f} s")
+    client.post(f"/v1/introspection/{uuid}/abort")
