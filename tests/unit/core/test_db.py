@@ -40,6 +40,25 @@ def test_compare_and_swap_fences_stale_writers(db: engine.Database) -> None:
     assert introspections.get(db, UUID).state == states.WAITING
 
 
+def test_claim_and_ownership_columns(db: engine.Database) -> None:
+    record = introspections.start(db, UUID, True, {}, claim_within=30)
+    assert record.owner is None and record.deadline is not None
+    assert record.deadline > record.started_at
+    claimed = introspections.claim(db, UUID, record.version, "c1", "run1")
+    assert (claimed.owner, claimed.owner_run, claimed.deadline) == ("c1", "run1", None)
+    assert claimed.version == record.version + 1
+    with pytest.raises(exceptions.StaleState):  # the earlier holder is fenced off
+        introspections.claim(db, UUID, record.version, "c2", "run2")
+    with pytest.raises(exceptions.StaleState):
+        introspections.check_current(db, UUID, record.version)
+    introspections.check_current(db, UUID, claimed.version)
+    waiting = introspections.transition(
+        db, UUID, states.WAIT, expected_version=claimed.version
+    )
+    assert waiting.owner is None and waiting.deadline is None  # the ramdisk's turn
+    assert [r.uuid for r in introspections.working(db)] == []
+
+
 def test_final_state_drops_lookup_attributes(db: engine.Database) -> None:
     introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     assert introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]}).uuid == UUID
