@@ -17,7 +17,8 @@ $(STAMP): setup.cfg pyproject.toml
 
 venv: $(STAMP)
 
-# Debian packages the integration tests need (PostgreSQL), installed when missing.
+# Debian packages the tests need (PostgreSQL, etcd, RabbitMQ, Apache with
+# mod_wsgi, systemd-analyze, wrk), installed when missing.
 packages:
 	tools/ensure-packages.sh
 
@@ -32,7 +33,7 @@ lint: venv
 unit: venv
 	$(BIN)/pytest tests/unit -q -p no:cacheprovider
 
-functional: venv
+functional: venv packages
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider
 
 integration: venv packages

@@ -12,6 +12,7 @@ command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 [ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # unit file checks
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

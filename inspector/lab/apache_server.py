@@ -24,17 +24,18 @@ from inspector.lab.split_cluster import ApiServer
 MODULES = pathlib.Path("/usr/lib/apache2/modules")
 RUN_AS = "www-data"
 DAEMON_NAME = "ironic-inspector-api"
+"""The WSGIDaemonProcess group of the shipped vhost."""
 SYSTEM_PYTHON = "/usr/bin/python3"
 """The interpreter Debian's mod_wsgi embeds."""
 
 HTTPD_CONF = """\
-# Written by the ironic-inspector lab; a self-contained Apache config.
+# Written by the ironic-inspector lab: a self-contained Apache config around
+# the project's own vhost (etc/apache2/ironic-inspector-api.conf).
 ServerRoot {server_root}
 ServerName 127.0.0.1
 PidFile {run_dir}/httpd.pid
 DefaultRuntimeDir {run_dir}
 Mutex file:{run_dir}
-Listen 127.0.0.1:{port}
 LoadModule mpm_event_module {modules}/mod_mpm_event.so
 LoadModule authz_core_module {modules}/mod_authz_core.so
 LoadModule env_module {modules}/mod_env.so
@@ -42,23 +43,45 @@ LoadModule wsgi_module {modules}/mod_wsgi.so
 {user}
 ErrorLog {run_dir}/apache-error.log
 LogLevel warn
-KeepAlive On
 MaxKeepAliveRequests 0
-KeepAliveTimeout 15
 WSGISocketPrefix {run_dir}/wsgi
-WSGIDaemonProcess {name} processes={processes} threads={threads} \\
-    python-home={python_home} display-name=%{{GROUP}} shutdown-timeout=5
-WSGIProcessGroup {name}
-WSGIApplicationGroup %{{GLOBAL}}
-WSGIPassAuthorization On
-WSGIScriptAlias / {run_dir}/inspector-api.wsgi
-SetEnv IRONIC_INSPECTOR_CONFIG {config_file}
-<Directory {run_dir}>
-    Require all granted
-</Directory>
 """
 
-WSGI_SCRIPT = "from inspector.wsgi import application  # noqa: F401\n"
+SHIPPED = pathlib.Path(__file__).resolve().parents[2] / "etc" / "apache2"
+"""The vhost and WSGI script the project ships, used here as they are."""
+
+
+def render_vhost(
+    text: str,
+    port: int,
+    processes: int,
+    threads: int,
+    python_home: str,
+    run_dir: pathlib.Path,
+    config_file: pathlib.Path,
+) -> str:
+    """The shipped vhost with the lab's port, paths and sizes.
+
+    Every value it replaces must be there: a vhost edited out of shape
+    fails here instead of silently serving something else.
+    """
+    replacements = [
+        ("Listen 5050", f"Listen 127.0.0.1:{port}"),
+        ("<VirtualHost *:5050>", f"<VirtualHost 127.0.0.1:{port}>"),
+        ("processes=4 threads=8", f"processes={processes} threads={threads}"),
+        # the daemon runs as Apache's own user (www-data when run as root)
+        (" user=ironic-inspector group=ironic-inspector", ""),
+        ("python-home=/opt/ironic-inspector", f"python-home={python_home}"),
+        ("/usr/local/share/ironic-inspector", str(run_dir)),
+        ("/etc/ironic-inspector/inspector.conf", str(config_file)),
+        ("${APACHE_LOG_DIR}", str(run_dir)),
+    ]
+    for old, new in replacements:
+        if old not in text:
+            raise RuntimeError(f"The shipped vhost no longer contains {old!r}")
+        text = text.replace(old, new)
+    return text
+
 
 
 def installed() -> str | None:
@@ -100,6 +123,7 @@ class ApacheApiServer(ApiServer):
         self.threads = threads
         self.error_log = self.work_dir / "apache-error.log"
         self.httpd_conf = self.work_dir / "httpd.conf"
+        self.vhost_error_log = self.work_dir / "ironic-inspector-api-error.log"
 
     def _check_readable(self) -> None:
         """www-data must import the project from this virtualenv."""
@@ -125,18 +149,22 @@ class ApacheApiServer(ApiServer):
 
     def _httpd_conf(self) -> str:
         in_venv = sys.prefix != sys.base_prefix
-        return HTTPD_CONF.format(
+        head = HTTPD_CONF.format(
             server_root=self.work_dir,
             run_dir=self.work_dir,
-            port=self.port,
             modules=MODULES,
             user=f"User {RUN_AS}\nGroup {RUN_AS}" if self.as_root else "",
-            name=DAEMON_NAME,
+        )
+        vhost = render_vhost(
+            (SHIPPED / "ironic-inspector-api.conf").read_text(),
+            port=self.port,
             processes=self.processes,
             threads=self.threads,
             python_home=sys.prefix if in_venv else sys.base_prefix,
+            run_dir=self.work_dir,
             config_file=self.config_file,
         )
+        return head + vhost
 
     def _command(self) -> list[str]:
         return ["apache2", "-f", str(self.httpd_conf), "-DFOREGROUND"]
@@ -148,7 +176,7 @@ class ApacheApiServer(ApiServer):
         self._check_readable()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.httpd_conf.write_text(self._httpd_conf())
-        (self.work_dir / "inspector-api.wsgi").write_text(WSGI_SCRIPT)
+        shutil.copy(SHIPPED / "inspector-api.wsgi", self.work_dir)
         if self.as_root:
             # the daemon processes write the inspector's log here
             shutil.chown(self.work_dir, RUN_AS, RUN_AS)
@@ -177,6 +205,7 @@ class ApacheApiServer(ApiServer):
     def log_tail(self, chars: int = 3000) -> str:
         parts = [super().log_tail(chars)]
         parts.append(loopback.tail(self.error_log, chars))
+        parts.append(loopback.tail(self.vhost_error_log, chars))
         return "\n".join(parts)
 
     def daemon_pids(self) -> list[int]:

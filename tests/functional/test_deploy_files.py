@@ -1,0 +1,70 @@
+"""The unit files and the Apache vhost in etc/ are valid as shipped."""
+
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from inspector.lab.apache_server import SHIPPED, render_vhost
+
+ETC = pathlib.Path(__file__).resolve().parents[2] / "etc"
+BIN = pathlib.Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    "unit,installed_as",
+    [
+        ("ironic-inspector.service", "ironic-inspector.service"),
+        ("ironic-inspector-conductor@.service", "ironic-inspector-conductor@1.service"),
+    ],
+)
+def test_systemd_units_verify(
+    tmp_path: pathlib.Path, unit: str, installed_as: str
+) -> None:
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze is missing (Debian package systemd)"
+    text = (ETC / "systemd" / unit).read_text()
+    # verify checks that the programs exist: point at this virtualenv's
+    assert "/usr/local/bin/" in text
+    text = text.replace("/usr/local/bin/", f"{BIN}/")
+    (tmp_path / installed_as).write_text(text)
+    result = subprocess.run(
+        [analyze, "verify", str(tmp_path / installed_as)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "", result.stderr  # not even a warning
+
+
+def test_units_stop_gracefully_and_restart() -> None:
+    for unit in ("ironic-inspector.service", "ironic-inspector-conductor@.service"):
+        text = (ETC / "systemd" / unit).read_text()
+        assert "KillSignal=SIGTERM" in text and "TimeoutStopSec=90" in text
+        assert "Restart=on-failure" in text
+        assert "ExecReload=/bin/kill -HUP $MAINPID" in text
+    conductor = (ETC / "systemd" / "ironic-inspector-conductor@.service").read_text()
+    for dependency in ("rabbitmq-server.service", "etcd.service", "postgresql.service"):
+        assert dependency in conductor
+
+
+def test_shipped_vhost_renders_and_imports(tmp_path: pathlib.Path) -> None:
+    text = render_vhost(
+        (SHIPPED / "ironic-inspector-api.conf").read_text(),
+        port=8080,
+        processes=2,
+        threads=4,
+        python_home="/venv",
+        run_dir=tmp_path,
+        config_file=tmp_path / "inspector.conf",
+    )
+    assert "WSGIDaemonProcess ironic-inspector-api processes=2 threads=4" in text
+    assert f"SetEnv IRONIC_INSPECTOR_CONFIG {tmp_path}/inspector.conf" in text
+    with pytest.raises(RuntimeError, match="no longer contains"):
+        render_vhost("Listen 80\n", 1, 1, 1, "/v", tmp_path, tmp_path / "c")
+    namespace: dict[str, object] = {}
+    exec((SHIPPED / "inspector-api.wsgi").read_text(), namespace)  # noqa: S102
+    assert callable(namespace["application"])
