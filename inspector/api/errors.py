@@ -3,6 +3,7 @@
 import logging
 
 import flask
+from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as http_exceptions
 
 from inspector import exceptions
@@ -44,6 +45,21 @@ def _http_error(exc: http_exceptions.HTTPException) -> flask.Response:
     return response
 
 
+def _database_down(exc: Exception) -> flask.Response:
+    """The database went away under a request: 503, like any backend."""
+    cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    reason = cause[0] if cause else type(exc).__name__
+    LOG.error(
+        "Request %s %s: the database is unreachable: %s",
+        flask.request.method,
+        flask.request.path,
+        reason,
+    )
+    response = error_response(f"The database is unreachable: {reason}", 503)
+    response.headers["Retry-After"] = "5"
+    return response
+
+
 def _unexpected(exc: Exception) -> flask.Response:
     LOG.error(
         "Unexpected error in %s %s",
@@ -59,4 +75,10 @@ def _unexpected(exc: Exception) -> flask.Response:
 def register(app: flask.Flask) -> None:
     app.register_error_handler(exceptions.InspectorError, _domain_error)
     app.register_error_handler(http_exceptions.HTTPException, _http_error)
+    for db_error in (
+        sa_exc.OperationalError,
+        sa_exc.InterfaceError,
+        sa_exc.DisconnectionError,
+    ):
+        app.register_error_handler(db_error, _database_down)
     app.register_error_handler(Exception, _unexpected)

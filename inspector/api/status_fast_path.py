@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from inspector import exceptions
 from inspector.api import urls, versions
 from inspector.api.status_body import status_body
 from inspector.db import introspections
@@ -47,7 +46,7 @@ class StatusFastPath:
                 environ.get(_LEGACY_KEY), environ.get(_STANDARD_KEY)
             )
             record = introspections.get(self._rt.db, match.group(1).lower())
-        except exceptions.InspectorError:
+        except Exception:  # noqa: BLE001 - every error answers through Flask
             return self._app(environ, start_response)  # the one error path
         body = status_body(record, urls.base_url(environ))
         # the same bytes Flask's JSON provider writes (compact, newline)

@@ -18,6 +18,11 @@ RPC_API_VERSION = "1.0"
 MAX_CAST_ATTEMPTS = 3
 """Conductors tried for one cast before the request fails with 503."""
 
+CAST_RETRY = 1
+"""Reconnections to the broker one cast may try (about a second each with
+oslo.messaging's defaults). A cast never waits for the broker forever: with
+RabbitMQ down the request gets its 503 within a few seconds."""
+
 
 class Router(Protocol):
     """Picks the conductor host a cast goes to."""
@@ -53,7 +58,21 @@ class ConductorClient:
                     raise
                 break
             try:
-                self._client.prepare(server=host).cast({}, method, **kwargs)
+                self._client.prepare(server=host, retry=CAST_RETRY).cast(
+                    {}, method, **kwargs
+                )
+            except messaging.MessageDeliveryFailure as exc:
+                # the broker itself is unreachable: every conductor is
+                # behind it, trying others only makes the client wait
+                LOG.warning(
+                    "Could not cast %s: the message broker is unreachable: %s",
+                    method,
+                    exc,
+                )
+                raise exceptions.ServiceUnavailable(
+                    reason=f"the message broker is unreachable, so {method} "
+                    f"could not be handed to a conductor: {exc}"
+                ) from exc
             except Exception as exc:  # any failure means it was not delivered
                 LOG.warning(
                     "Could not cast %s to conductor %s: %s: %s",

@@ -5,6 +5,7 @@ from typing import Protocol
 
 import oslo_messaging as messaging
 from oslo_config import cfg
+from sqlalchemy import exc as sa_exc
 
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
@@ -65,7 +66,13 @@ class ConductorService:
         """Renew (or try to take) the lead, then look for lost work: all of
         it as the leader, only this host's from before a restart otherwise."""
         leader = self.leadership.renew()
-        self.manager.sweep(self.members.hosts, leader)
+        try:
+            self.manager.sweep(self.members.hosts, leader)
+        except sa_exc.SQLAlchemyError as exc:  # database down: say so in one line
+            LOG.warning(
+                "Cannot look for lost work: the database is unreachable: %s",
+                str(getattr(exc, "orig", exc)).strip().splitlines()[:1],
+            )
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

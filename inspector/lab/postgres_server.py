@@ -5,11 +5,12 @@ import logging
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 
-from inspector.lab import loopback
+from inspector.lab import loopback, procstat
 
 LOG = logging.getLogger(__name__)
 
@@ -94,6 +95,16 @@ class PostgresServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
+        self._launch()
+        self._psql("CREATE ROLE inspector LOGIN PASSWORD 'inspector'")
+        self._psql(f"CREATE DATABASE {self.database} OWNER inspector")
+        LOG.info(
+            "PostgreSQL ready on 127.0.0.1:%s in %.1f s",
+            self.port,
+            time.monotonic() - started,
+        )
+
+    def _launch(self) -> None:
         log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
         self._proc = subprocess.Popen(
             self._as_owner(
@@ -120,13 +131,19 @@ class PostgresServer:
         )
         log.close()
         self._wait_ready()
-        self._psql("CREATE ROLE inspector LOGIN PASSWORD 'inspector'")
-        self._psql(f"CREATE DATABASE {self.database} OWNER inspector")
-        LOG.info(
-            "PostgreSQL ready on 127.0.0.1:%s in %.1f s",
-            self.port,
-            time.monotonic() - started,
-        )
+
+    def pause(self) -> None:
+        """Stop the server (fast shutdown: clients are cut off), keeping its
+        data, as in a database outage; :meth:`resume` brings it back."""
+        if self._proc is not None and self._proc.poll() is None:
+            # runuser does not pass SIGINT on: signal the postmaster itself
+            for pid in procstat.children(self._proc.pid) or [self._proc.pid]:
+                os.kill(pid, signal.SIGINT)
+            self._proc.wait(30)
+        self._proc = None
+
+    def resume(self) -> None:
+        self._launch()
 
     def _wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

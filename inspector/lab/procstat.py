@@ -15,6 +15,11 @@ def _children(pid: int) -> list[int]:
     return result
 
 
+def children(pid: int) -> list[int]:
+    """Direct children of ``pid``."""
+    return _children(pid)
+
+
 def tree(pid: int) -> list[int]:
     """``pid`` and all its descendants."""
     pids, todo = [], [pid]

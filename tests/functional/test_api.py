@@ -225,3 +225,27 @@ def test_continue_with_sql_looking_strings(service: Service, payload: Any) -> No
     resp = service.client.post("/v1/continue", json=data)
     assert resp.status_code == 404
     assert service.client.get("/v1/introspection").status_code == 200
+
+
+def test_database_outage_is_503(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database that goes away answers 503 naming it, on the lean status
+    path and through Flask alike, never a 500."""
+    from sqlalchemy import exc as sa_exc
+
+    from inspector.db import introspections
+
+    uuid = _introspect(service, 1)[0]
+
+    def down(*_args: object, **_kwargs: object) -> None:
+        raise sa_exc.OperationalError(
+            "SELECT", {}, Exception('connection to server at "db" failed')
+        )
+
+    monkeypatch.setattr(introspections, "get", down)
+    monkeypatch.setattr(introspections, "list_", down)
+    for path in (f"/v1/introspection/{uuid}", "/v1/introspection"):
+        resp = service.client.get(path)
+        assert resp.status_code == 503, resp.get_json()
+        assert resp.headers["Retry-After"] == "5"
+        message = resp.get_json()["error"]["message"]
+        assert message.startswith("The database is unreachable: connection to server")

@@ -257,3 +257,52 @@ def test_backend_restart_loses_nothing(
     print(f"{server} restart: new work accepted after {took:.1f} s, "
           f"reached waiting after {recovered:.1f} s")
     client.post(f"/v1/introspection/{uuid}/abort")
+
+
+@pytest.mark.parametrize("server", ["rabbitmq", "etcd", "postgresql"])
+def test_outage_answers_503_fast_and_recovers(
+    running: SplitCluster, lab: Lab, server: str
+) -> None:
+    """While a backend is down: reads keep working where they do not need
+    it, actions answer 503 within 5 s (never hang); afterwards everything
+    works again without restarting anything."""
+    client = Client(running.url)
+    _machine, known, _ = _introspect_soon(client, lab, 10)
+    client.wait_for(known, "waiting", timeout=30)
+    _spare, uuid = lab.machine()
+    postgres = running.postgres
+    if server == "rabbitmq":
+        running.rabbit.stop()
+    elif server == "etcd":
+        running.etcd.stop()
+    else:
+        postgres.pause()
+    try:
+        if server != "postgresql":
+            assert client.get(f"/v1/introspection/{known}").status_code == 200
+            assert client.get("/v1/introspection").status_code == 200
+        else:
+            resp = client.get(f"/v1/introspection/{known}")
+            assert resp.status_code == 503, resp.text
+            assert "database is unreachable" in resp.json()["error"]["message"]
+        started = time.monotonic()
+        resp = client.post(f"/v1/introspection/{uuid}")
+        took = time.monotonic() - started
+        assert resp.status_code == 503, resp.text
+        assert took < 5, took
+        assert resp.headers["Retry-After"]
+        print(f"{server} down: action answered 503 in {took:.2f} s: "
+              f"{resp.json()['error']['message'][:120]}")
+    finally:
+        if server == "rabbitmq":
+            running.rabbit.start()
+        elif server == "etcd":
+            running.etcd.start()
+        else:
+            postgres.resume()
+    _machine, again, took = _introspect_soon(client, lab, 60)
+    body = client.wait_for(again, "waiting", "error", timeout=60)
+    assert body["state"] == "waiting", body
+    print(f"{server} back: new work accepted after {took:.1f} s")
+    for each in (known, again):
+        client.post(f"/v1/introspection/{each}/abort")
