@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
+import oslo_messaging as messaging
 import pytest
 from oslo_config import cfg
 from tooz import coordination
@@ -158,14 +159,19 @@ class _Router:
         self.invalidated += 1
 
 
-def _client(router: Any, failing: set[str]) -> tuple[rpcapi.ConductorClient, list[str]]:
+def _client(
+    router: Any, failing: set[str], broker_down: bool = False
+) -> tuple[rpcapi.ConductorClient, list[str]]:
     delivered: list[str] = []
     rpc = mock.Mock()
 
-    def prepare(server: str) -> Any:
+    def prepare(server: str, retry: int | None = None) -> Any:
+        assert retry == rpcapi.CAST_RETRY  # never wait for the broker forever
         prepared = mock.Mock()
 
         def cast(_ctxt: Any, method: str, **_kw: Any) -> None:
+            if broker_down:
+                raise messaging.MessageDeliveryFailure("Unable to connect")
             if server in failing:
                 raise OSError("connection reset")
             delivered.append(f"{method}@{server}")
@@ -192,6 +198,14 @@ def test_cast_gives_up_with_503_naming_the_tries() -> None:
     with pytest.raises(exceptions.ServiceUnavailable, match=r"tried a, b"):
         client.start_introspection("u", 1)
     assert delivered == []
+
+
+def test_broker_down_is_503_at_once() -> None:
+    router = _Router(["a", "b", "c"])
+    client, delivered = _client(router, failing=set(), broker_down=True)
+    with pytest.raises(exceptions.ServiceUnavailable, match="broker is unreachable"):
+        client.start_introspection("u", 1)
+    assert delivered == [] and router.invalidated == 0  # no other conductor tried
 
 
 def test_fixed_conductor() -> None:
