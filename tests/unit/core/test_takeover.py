@@ -59,12 +59,12 @@ def db(tmp_path: pathlib.Path) -> engine.Database:
 
 
 def test_one_leader_and_takeover_after_the_lease(db: engine.Database) -> None:
-    first = Leadership(db, "c1/a", lease=0.3)
-    second = Leadership(db, "c2/b", lease=0.3)
+    first = Leadership(db, "c1/a", lease=0.5)
+    second = Leadership(db, "c2/b", lease=0.5)
     assert first.renew() and first.is_leader()
     assert not second.renew() and not second.is_leader()
     assert first.renew()  # renewal keeps it
-    time.sleep(0.4)  # first stops renewing (paused or dead)
+    time.sleep(0.8)  # first stops renewing (paused or dead)
     assert not first.is_leader()  # its own clock says the lease ran out
     assert second.renew() and second.is_leader()
     assert not first.renew()  # notices the loss instead of assuming
