@@ -35,7 +35,8 @@ def test_spacing_between_power_ons_of_all_pacers(db: engine.Database) -> None:
     # nobody wakes before its slot (waking late is the scheduler's business):
     # the i-th power-on comes at least i spacings after the first
     offsets = [t - times[0] for t in times]
-    assert all(off >= i * 0.1 - 0.01 for i, off in enumerate(offsets)), offsets
+    # (the first caller may itself return a little after its slot)
+    assert all(off >= i * 0.1 - 0.04 for i, off in enumerate(offsets)), offsets
 
 
 def test_zero_delay_never_sleeps_nor_touches_the_database(tmp_path: pathlib.Path) -> None:
