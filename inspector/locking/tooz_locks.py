@@ -1,6 +1,8 @@
 """Node locks in the coordination backend, shared by every process (split mode)."""
 
 import logging
+import threading
+import time
 from typing import Any
 
 from inspector import exceptions
@@ -10,9 +12,44 @@ from inspector.locking.base import LockProvider, NodeLock
 LOG = logging.getLogger(__name__)
 
 
+RELEASE_RETRY_SECONDS = 60.0
+"""How long a release the backend refused (it was restarting) is retried."""
+
+
+def _retry_release(coordinator: Any, lock: Any, name: str) -> None:
+    """Release ``lock`` once the backend answers again.
+
+    A release that failed leaves the lock with the coordinator's heartbeat,
+    which would keep its lease alive forever and the node locked for good.
+    Retry for a while; if the backend stays away, stop refreshing the lease
+    so that it runs out by itself.
+    """
+    deadline = time.monotonic() + RELEASE_RETRY_SECONDS
+    delay = 0.5
+    while time.monotonic() < deadline:
+        time.sleep(delay)
+        delay = min(delay * 2, 5.0)
+        try:
+            lock.release()
+        except Exception as exc:  # the backend is still away
+            LOG.debug("Releasing lock %s failed again: %s", name, exc)
+            continue
+        LOG.info("Lock %s released after the coordination backend came back", name)
+        return
+    held = getattr(coordinator, "_acquired_locks", None)
+    if isinstance(held, set):
+        held.discard(lock)  # no more lease refreshes: it expires by itself
+    LOG.warning(
+        "Lock %s could not be released for %.0f s; its lease will run out",
+        name,
+        RELEASE_RETRY_SECONDS,
+    )
+
+
 class ToozLock(NodeLock):
     def __init__(self, coordinator: Any, node_uuid: str) -> None:
         super().__init__(node_uuid)
+        self._coordinator = coordinator
         self._lock = coordinator.get_lock(self.name.encode())
         self._held = False
 
@@ -40,8 +77,17 @@ class ToozLock(NodeLock):
             with translated(f"unlock node {self.node_uuid}"):
                 released = self._lock.release()
         except exceptions.ServiceUnavailable as exc:
-            # the lease runs out by itself; nothing else can be done here
-            LOG.warning("Could not release lock %s: %s", self.name, exc)
+            LOG.warning(
+                "Could not release lock %s: %s; retrying in the background",
+                self.name,
+                exc,
+            )
+            threading.Thread(
+                target=_retry_release,
+                args=(self._coordinator, self._lock, self.name),
+                name=f"release-{self.node_uuid}",
+                daemon=True,
+            ).start()
             return
         if released is False:
             LOG.warning(

@@ -213,3 +213,50 @@ def test_fixed_conductor() -> None:
     assert fixed.pick() == "me" and fixed.hosts() == ["me"]
     with pytest.raises(exceptions.ServiceUnavailable):
         fixed.pick(exclude=["me"])
+
+
+def test_failed_release_is_retried_then_lease_left_to_expire(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """etcd restarting during a release must not leave the node locked for
+    good (the coordinator's heartbeat would refresh the lease forever)."""
+    import time as time_module
+
+    from tooz import coordination as tooz_coordination
+
+    from inspector.locking import tooz_locks
+
+    outcomes = [tooz_coordination.ToozConnectionError("etcd restarting")] * 2 + [True]
+    released = []
+
+    class Lock:
+        def acquire(self, blocking: Any = True) -> bool:
+            return True
+
+        def release(self) -> bool:
+            outcome = outcomes.pop(0)
+            if isinstance(outcome, Exception):
+                raise outcome
+            released.append(True)
+            return True
+
+    real_sleep = time_module.sleep
+    lock = Lock()
+    coordinator = mock.Mock()
+    coordinator.get_lock.return_value = lock
+    coordinator._acquired_locks = {lock}
+    monkeypatch.setattr(tooz_locks.time, "sleep", lambda _s: None)
+    node_lock = tooz_locks.ToozLockProvider(coordinator).get_lock("u1")
+    assert node_lock.acquire()
+    node_lock.release()  # fails, retried in the background
+    deadline = time_module.monotonic() + 5
+    while not released and time_module.monotonic() < deadline:
+        real_sleep(0.01)
+    assert released == [True]
+
+    # the backend never comes back: the lease is no longer refreshed
+    outcomes[:] = [tooz_coordination.ToozConnectionError("gone")] * 10**6
+    monkeypatch.setattr(tooz_locks, "RELEASE_RETRY_SECONDS", 0.05)
+    monkeypatch.setattr(tooz_locks.time, "sleep", lambda _s: real_sleep(0.01))
+    tooz_locks._retry_release(coordinator, lock, "ironic_inspector.u1")
+    assert lock not in coordinator._acquired_locks

@@ -1,0 +1,228 @@
+"""Chaos: 100 introspections in flight while conductors and backends fail.
+
+Three conductors against the real Ironic; meanwhile the test SIGKILLs
+conductors while they own steps (holding node locks, mid-processing),
+restarts one, and restarts etcd and RabbitMQ once each. Every introspection
+must end ``finished``, none stuck, every step a killed conductor owned taken
+over within the deadline. Bounded in time; everything on loopback.
+"""
+
+import concurrent.futures
+import itertools
+import random
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from inspector.lab import machines
+from inspector.lab.enroll import IronicAPI, enroll_one
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.machines import Machine
+from inspector.lab.postgres_server import PostgresServer
+from inspector.lab.ramdisk import post_continue
+from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from tests.integration.conftest import Client
+
+COUNT = 100
+DEADLINE = 240.0
+RESOLVE_WITHIN = 30.0
+_names = itertools.count(21)
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[SplitCluster]:
+    split = SplitCluster(
+        tmp_path_factory.mktemp("chaos"),
+        ironic.url,
+        conductors=3,
+        postgres=postgres,
+        database="inspector_chaos",
+        membership_timeout=3,
+        options={
+            "DEFAULT": {"introspection_delay": "0"},
+            "coordination": {
+                "sweep_interval": "1",
+                "leader_lease": "3",
+                "claim_timeout": "5",
+            },
+        },
+    )
+    with split:
+        yield split
+
+
+def _owned(db: sa.engine.Engine, host: str) -> set[str]:
+    with db.connect() as conn:
+        rows = conn.execute(
+            sa.text(
+                "SELECT uuid FROM introspections WHERE owner = :host AND state IN "
+                "('starting', 'processing', 'reapplying', 'aborting')"
+            ),
+            {"host": host},
+        )
+        return {r.uuid for r in rows}
+
+
+def _states(db: sa.engine.Engine) -> dict[str, tuple[str, str | None, str | None]]:
+    with db.connect() as conn:
+        rows = conn.execute(sa.text("SELECT uuid, state, owner, error FROM introspections"))
+        return {r.uuid: (r.state, r.owner, r.error) for r in rows}
+
+
+class Chaos:
+    """The disruptions, each at its time after the start."""
+
+    def __init__(self, cluster: SplitCluster, db: sa.engine.Engine) -> None:
+        self.cluster = cluster
+        self.db = db
+        self.rng = random.Random(5)
+        self.orphans: list[tuple[str, float, set[str]]] = []
+        self.done: set[str] = set()
+        self.log: list[str] = []
+
+    def _busiest(self) -> ConductorServer:
+        alive = [c for c in self.cluster.conductors if c.pid is not None]
+        return max(alive, key=lambda c: (len(_owned(self.db, c.host)), self.rng.random()))
+
+    def kill(self) -> None:
+        victim = self._busiest()
+        owned = _owned(self.db, victim.host)
+        victim.signal(signal.SIGKILL)
+        victim.wait_exit(10)
+        victim._proc = None
+        self.orphans.append((victim.host, time.monotonic(), owned))
+        self.log.append(f"SIGKILL {victim.host} owning {len(owned)} steps")
+
+    def add(self) -> None:
+        host = f"lab-conductor-{next(_names)}"
+        self.cluster.add_conductor(host)
+        self.log.append(f"started {host}")
+
+    def restart(self) -> None:
+        conductor = next(c for c in self.cluster.conductors if c.pid is not None)
+        conductor.stop()
+        conductor.start(dbsync=False)
+        self.log.append(f"restarted {conductor.host}")
+
+    def restart_etcd(self) -> None:
+        self.cluster.etcd.stop()
+        self.cluster.etcd.start()
+        self.log.append("restarted etcd")
+
+    def restart_rabbitmq(self) -> None:
+        self.cluster.rabbit.stop()
+        self.cluster.rabbit.start()
+        self.log.append("restarted RabbitMQ")
+
+    def schedule(self) -> list[tuple[float, Any]]:
+        return [
+            (3, self.kill),
+            (6, self.add),
+            (9, self.kill),
+            (11, self.add),
+            (13, self.restart),
+            (16, self.restart_etcd),
+            (20, self.restart_rabbitmq),
+        ]
+
+
+def _start_all(client: Client, uuids: list[str]) -> None:
+    def start(uuid: str) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            resp = client.post(f"/v1/introspection/{uuid}")
+            if resp.status_code == 202:
+                return
+            assert resp.status_code == 503 and time.monotonic() < deadline, resp.text
+            time.sleep(0.5)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(start, uuids))
+
+
+def test_chaos(cluster: SplitCluster, ironic_api: IronicAPI) -> None:
+    client = Client(cluster.url)
+    db = sa.create_engine(cluster.database_url)
+    lab_machines: list[Machine] = [
+        machines.make_machine(5000 + index, seed=11) for index in range(COUNT)
+    ]
+    by_uuid: dict[str, Machine] = {}
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        for machine, uuid in zip(
+            lab_machines,
+            pool.map(lambda m: enroll_one(ironic_api, m), lab_machines),
+            strict=True,
+        ):
+            by_uuid[uuid] = machine
+    chaos = Chaos(cluster, db)
+    events = chaos.schedule()
+    posted: dict[str, float] = {}
+    ramdisks = concurrent.futures.ThreadPoolExecutor(16)
+    started = time.monotonic()
+    starter = concurrent.futures.ThreadPoolExecutor(1).submit(
+        _start_all, client, list(by_uuid)
+    )
+    worst = 0.0
+    try:
+        while time.monotonic() - started < DEADLINE:
+            now = time.monotonic()
+            while events and now - started >= events[0][0]:
+                events.pop(0)[1]()
+            states = _states(db)
+            # the ramdisks: a booted machine calls back, and again if its
+            # introspection still waits a while later (as IPA retries)
+            power = {
+                n["uuid"]: n["power_state"]
+                for n in ironic_api.nodes("uuid,power_state")
+            }
+            for uuid, (state, _owner, _error) in states.items():
+                if (
+                    state == "waiting"
+                    and power.get(uuid) == "power on"
+                    and now - posted.get(uuid, -10.0) > 5.0
+                ):
+                    posted[uuid] = now
+                    ramdisks.submit(post_continue, cluster.url, by_uuid[uuid].payload())
+            for host, killed_at, owned in chaos.orphans:
+                for uuid in owned - chaos.done:
+                    state, owner, _ = states[uuid]
+                    if owner not in (host,) or state not in (
+                        "starting",
+                        "processing",
+                    ):
+                        chaos.done.add(uuid)
+                        worst = max(worst, time.monotonic() - killed_at)
+            final = [s for s, _o, _e in states.values() if s in ("finished", "error")]
+            if starter.done() and len(final) == COUNT and not events:
+                break
+            time.sleep(0.5)
+        starter.result()
+    finally:
+        ramdisks.shutdown(wait=True)
+        db.dispose()
+    elapsed = time.monotonic() - started
+    states = _states(sa.create_engine(cluster.database_url))
+    counts: dict[str, int] = {}
+    for state, _owner, _error in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    orphaned = sum(len(o) for _h, _t, o in chaos.orphans)
+    print(
+        f"\nchaos: {'; '.join(chaos.log)}\n"
+        f"chaos: {COUNT} introspections in {elapsed:.1f} s: {counts}; "
+        f"{orphaned} steps owned by killed conductors, worst taken over after "
+        f"{worst:.1f} s"
+    )
+    errors = {u: e for u, (s, _o, e) in states.items() if s == "error"}
+    assert not errors, errors
+    assert counts.get("finished") == COUNT, counts
+    assert orphaned > 0  # the kills did hit conductors in the middle of work
+    assert chaos.done >= set().union(*(o for _h, _t, o in chaos.orphans))
+    assert worst < RESOLVE_WITHIN, worst
