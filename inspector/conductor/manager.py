@@ -3,6 +3,8 @@
 import concurrent.futures
 import datetime
 import logging
+import threading
+import time
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -38,6 +40,9 @@ class ConductorManager:
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
         self._resuming: set[str] = set()
+        self._active: set[str] = set()
+        """Nodes whose step is queued or running in this process."""
+        self._active_guard = threading.Lock()
         self._resumer = concurrent.futures.ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="resume"
         )
@@ -113,6 +118,22 @@ class ConductorManager:
             )
             if o.record.uuid not in self._resuming
         ]
+        with self._active_guard:
+            active = set(self._active)
+        for record in records:
+            if (
+                record.owner == self.host
+                and record.owner_run == self.rt.run_id
+                and record.uuid not in active
+                and record.uuid not in self._resuming
+            ):
+                # claimed here, but no worker has it: its work ended early
+                found.append(
+                    takeover.Orphan(
+                        record,
+                        f"its {record.state} step on {self.host} ended unfinished",
+                    )
+                )
         for orphan in found:
             self._resuming.add(orphan.record.uuid)
             self._resumer.submit(self._resume_once, orphan)
@@ -196,16 +217,46 @@ class ConductorManager:
                 version,
             )
             return None
-        if record.owner != self.host or record.owner_run != self.rt.run_id:
-            try:
+        with self._active_guard:
+            if uuid in self._active:
+                LOG.info("Node %s is already being worked on here", uuid)
+                return None
+            self._active.add(uuid)
+        try:
+            if record.owner != self.host or record.owner_run != self.rt.run_id:
                 # fences off any earlier owner from here on
                 record = introspections.claim(
                     self.rt.db, uuid, record.version, self.host, self.rt.run_id
                 )
-            except exceptions.StaleState:
-                LOG.info("Node %s changed before %s could start", uuid, expected_state)
+            return self._workers.submit(self._run_locked, record, expected_state, work)
+        except exceptions.StaleState:
+            LOG.info("Node %s changed before %s could start", uuid, expected_state)
+        except Exception:
+            LOG.exception("Could not take the %s step of node %s", expected_state, uuid)
+        self._done(uuid)
+        return None
+
+    def _done(self, uuid: str) -> None:
+        with self._active_guard:
+            self._active.discard(uuid)
+
+    def _lock(self, uuid: str) -> Any:
+        """The node's lock, waiting up to LOCK_TIMEOUT; None if not had.
+
+        A coordination backend that is briefly away (etcd restarting) is
+        waited for within the same time instead of abandoning the step.
+        """
+        lock = self.rt.locks.get_lock(uuid)
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 return None
-        return self._workers.submit(self._run_locked, record, expected_state, work)
+            try:
+                return lock if lock.acquire(timeout=left) else None
+            except exceptions.ServiceUnavailable as exc:
+                LOG.warning("Waiting for the lock of node %s: %s", uuid, exc)
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
     def _run_locked(
         self,
@@ -214,8 +265,14 @@ class ConductorManager:
         work: Callable[[Introspection], None],
     ) -> None:
         uuid = record.uuid
-        lock = self.rt.locks.get_lock(uuid)
-        if not lock.acquire(timeout=LOCK_TIMEOUT):
+        try:
+            lock = self._lock(uuid)
+        except Exception:
+            LOG.exception("Could not lock node %s for %s", uuid, expected_state)
+            self._done(uuid)  # the sweep finds the step again and resumes it
+            return
+        if lock is None:
+            self._done(uuid)
             self._fail(
                 uuid,
                 record.version,
@@ -241,6 +298,7 @@ class ConductorManager:
             )
         finally:
             lock.release()
+            self._done(uuid)
 
     def _fail(self, uuid: str, version: int, message: str) -> None:
         try:

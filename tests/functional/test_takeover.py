@@ -120,3 +120,19 @@ def test_duplicate_delivery_does_nothing(
     assert introspections.get(service.rt.db, uuid).state == states.WAITING
     service.client.post(f"/v1/introspection/{uuid}/abort")
     service.wait_for(uuid, states.ERROR)
+
+
+def test_own_step_without_a_worker_is_resumed(
+    service: Service, node: dict[str, Any]
+) -> None:
+    """Claimed by this very process, but its worker is gone (an error path
+    ended it early): the next sweep runs the step again."""
+    uuid = node["uuid"]
+    db = service.rt.db
+    record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.5"]})
+    introspections.claim(
+        db, uuid, record.version, service.rt.conf.host, service.rt.run_id
+    )
+    service.conductor._cluster_duties()
+    service.wait_for(uuid, states.WAITING)
+    assert ("set_boot_device", uuid) in service.ironic.calls
