@@ -92,9 +92,9 @@ class ConductorManager:
             self.host,
             reason,
         )
-        queued = self._with_node(record.uuid, record.version, record.state, work)
-        if queued is not None:
-            queued.result()
+        # queued in the work pool like any step: every lost step of a dead
+        # conductor is taken over at once, not a few at a time
+        self._with_node(record.uuid, record.version, record.state, work)
 
     # periodic work
 
