@@ -108,9 +108,14 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
             started = time.perf_counter()
             members.pick()
             cached.append((time.perf_counter() - started) * 1000)
+        handoff = lock_handoff_ms(backend_url)
     finally:
         coordinator.stop()
     return {
+        "lock_handoff_ms": {
+            "p50": statistics.median(handoff),
+            "max": max(handoff),
+        },
         "lock_acquire_release_ms": {
             "p50": statistics.median(lock_ms),
             "p99": _percentile(lock_ms, 99),
@@ -143,6 +148,54 @@ def api_import_seconds(rounds: int = 3) -> float:
         ).stdout
         times.append(float(out.strip()))
     return round(statistics.median(times), 3)
+
+
+def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
+    """Time from one process releasing a node lock to another, blocked on
+    it, holding it (two coordinators, as two conductors would be), through
+    the services' own lock class."""
+    import threading
+
+    from tooz import coordination
+
+    from inspector.locking.tooz_locks import ToozLockProvider
+
+    holder = coordination.get_coordinator(backend_url, b"bench-holder")
+    waiter = coordination.get_coordinator(backend_url, b"bench-waiter")
+    holder.start()
+    waiter.start()
+    results = []
+    try:
+        for index in range(rounds):
+            name = f"handoff-{index}"
+            held = ToozLockProvider(holder).get_lock(name)
+            held.acquire()
+            got = threading.Event()
+            acquired_at = [0.0]
+
+            def wait_for_it(
+                lock_name: str, stamp: list[float], done: threading.Event
+            ) -> None:
+                lock = ToozLockProvider(waiter).get_lock(lock_name)
+                lock.acquire(blocking=True)
+                stamp[0] = time.perf_counter()
+                done.set()
+                lock.release()
+
+            thread = threading.Thread(
+                target=wait_for_it, args=(name, acquired_at, got)
+            )
+            thread.start()
+            time.sleep(0.3)  # the waiter is blocked by now
+            released_at = time.perf_counter()
+            held.release()
+            got.wait(30)
+            thread.join(30)
+            results.append((acquired_at[0] - released_at) * 1000)
+    finally:
+        holder.stop()
+        waiter.stop()
+    return results
 
 
 def run(options: BenchOptions) -> dict[str, Any]:

@@ -12,6 +12,9 @@ from inspector.locking.base import LockProvider, NodeLock
 LOG = logging.getLogger(__name__)
 
 
+POLL_SECONDS = 0.1
+"""How often a waiter tries a held node lock again (lock hand-off latency)."""
+
 RELEASE_RETRY_SECONDS = 60.0
 """How long a release the backend refused (it was restarting) is retried."""
 
@@ -54,20 +57,24 @@ class ToozLock(NodeLock):
         self._held = False
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take the lock; when ``blocking``, try every POLL_SECONDS until
+        ``timeout`` (forever when None).
+
+        Polling here rather than in the driver: tooz's etcd driver waits
+        about 0.7 s between its tries, so a node handed from one conductor to
+        another sat idle that long.
+        """
         if self._held:
             return True
-        import tenacity
-
-        wait: bool | float = blocking
-        if blocking and timeout is not None:
-            wait = timeout
-        try:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
             with translated(f"lock node {self.node_uuid}"):
-                self._held = bool(self._lock.acquire(blocking=wait))
-        except tenacity.RetryError:
-            # some drivers give up on a timed wait by raising, not returning
-            self._held = False
-        return self._held
+                self._held = bool(self._lock.acquire(blocking=False))
+            if self._held or not blocking:
+                return self._held
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_SECONDS)
 
     def release(self) -> None:
         if not self._held:
