@@ -41,8 +41,10 @@ integration: venv packages
 
 test: lint unit functional integration
 
+# the sample configuration and policy, regenerated from the code
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/ironic-inspector/config-generator.conf
+	$(BIN)/oslopolicy-sample-generator --config-file etc/ironic-inspector/policy-generator.conf
 
 # the benchmark (not part of test): standalone and split with 2 conductors
 BENCH_SHAPES ?= standalone,split-2

@@ -1,5 +1,8 @@
 """The Flask application factory of the v1 API."""
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 import flask
 
 from inspector.api import errors, introspection, ramdisk, root, versions
@@ -28,6 +31,39 @@ def _add_version_headers(response: flask.Response) -> flask.Response:
     return response
 
 
+class OperatorPaths:
+    """Sends /healthcheck and /metrics to their own WSGI applications.
+
+    They are not part of the v1 API: no version negotiation, no JSON errors,
+    answered before Flask sees the request.
+    """
+
+    def __init__(self, app: Callable[..., Any], routes: dict[str, Callable[..., Any]]):
+        self._app = app
+        self._routes = routes
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO") or "/"
+        target = self._routes.get(path.rstrip("/") or "/", self._app)
+        result: Iterable[bytes] = target(environ, start_response)
+        return result
+
+
+def _operator_paths(app: Callable[..., Any], rt: Runtime) -> Callable[..., Any]:
+    routes: dict[str, Callable[..., Any]] = {}
+    if rt.conf.healthcheck.enabled:
+        from inspector.api import health
+
+        routes[health.PATH] = health.build(rt, app)
+    if rt.conf.metrics.enabled:
+        from inspector import metrics
+
+        routes["/metrics"] = metrics.exposition_app(rt)
+    return OperatorPaths(app, routes) if routes else app
+
+
 def create_app(rt: Runtime) -> flask.Flask:
     """Build the API application around a process's :class:`Runtime`."""
     app = flask.Flask("inspector.api")
@@ -40,5 +76,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     errors.register(app)
     for module in (root, introspection, ramdisk):
         app.register_blueprint(module.blueprint)
+    app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
+    # outermost: the hot status GET skips every other layer
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
     return app

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from oslo_config import cfg
 
-from inspector import exceptions
+from inspector import exceptions, metrics
 
 LOG = logging.getLogger(__name__)
 
@@ -111,6 +111,12 @@ class BaremetalClient:
 
     def _call(self, what: str, target: str, func: Callable[[Any], T]) -> T:
         """Run ``func(proxy)`` with retries; translate every failure."""
+        with metrics.IronicCallTimer(what):
+            return self._call_with_retries(what, target, func)
+
+    def _call_with_retries(
+        self, what: str, target: str, func: Callable[[Any], T]
+    ) -> T:
         from keystoneauth1 import exceptions as ks_exc
         from openstack import exceptions as sdk_exc
 

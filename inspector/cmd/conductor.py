@@ -57,6 +57,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     shape.check_split(conf)
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
+    _export_metrics(conf)
     coordinator = start_coordinator(conf, conf.host)
     transport = messaging.get_rpc_transport(conf)
     rt = Runtime(
@@ -94,3 +95,18 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     db.dispose()
     LOG.info("ironic-inspector-conductor %s stopped", conf.host)
     return 0
+
+
+def _export_metrics(conf: "cfg.ConfigOpts") -> None:
+    from inspector import exceptions, metrics
+
+    port = conf.metrics.conductor_port
+    if not port:
+        return
+    try:
+        metrics.start_exporter(conf.metrics.conductor_address, port)
+    except OSError as exc:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [metrics]conductor_port {port} on "
+            f"{conf.metrics.conductor_address}: {exc.strerror or exc}"
+        ) from exc

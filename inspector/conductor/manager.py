@@ -10,7 +10,7 @@ from typing import Any
 
 import oslo_messaging as messaging
 
-from inspector import exceptions, states
+from inspector import exceptions, metrics, states
 from inspector.conductor import node_processing, takeover
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
@@ -78,6 +78,7 @@ class ConductorManager:
         it again from what is stored: every step can be repeated safely."""
         work = self._steps.get(record.state)
         if work is None:  # enrolling: the ramdisk's data never got stored
+            metrics.ORPHANS_RESOLVED.labels("failed").inc()
             LOG.error("Introspection of node %s is lost: %s", record.uuid, reason)
             self._fail(
                 record.uuid,
@@ -92,6 +93,7 @@ class ConductorManager:
             self.host,
             reason,
         )
+        metrics.ORPHANS_RESOLVED.labels("resumed").inc()
         # queued in the work pool like any step: every lost step of a dead
         # conductor is taken over at once, not a few at a time
         self._with_node(record.uuid, record.version, record.state, work)
@@ -265,12 +267,14 @@ class ConductorManager:
         work: Callable[[Introspection], None],
     ) -> None:
         uuid = record.uuid
+        waited = time.monotonic()
         try:
             lock = self._lock(uuid)
         except Exception:
             LOG.exception("Could not lock node %s for %s", uuid, expected_state)
             self._done(uuid)  # the sweep finds the step again and resumes it
             return
+        metrics.LOCK_WAIT_SECONDS.observe(time.monotonic() - waited)
         if lock is None:
             self._done(uuid)
             self._fail(
@@ -349,7 +353,15 @@ class ConductorManager:
         uuid = record.uuid
         raw = stored_data.get(self.rt.db, uuid, processed=False)
         self._fence(record)
-        processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
+        started = time.monotonic()
+        result = "error"
+        try:
+            processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
+            result = "success"
+        finally:
+            metrics.PROCESSING_SECONDS.labels(result).observe(
+                time.monotonic() - started
+            )
         if (
             record.state == states.PROCESSING
             and record.manage_boot

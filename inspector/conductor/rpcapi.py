@@ -31,6 +31,8 @@ class Router(Protocol):
 
     def invalidate(self) -> None: ...
 
+    def hosts(self) -> list[str]: ...
+
 
 class ConductorClient:
     """Casts work to a conductor picked by ``router``; never waits for results.
@@ -46,6 +48,11 @@ class ConductorClient:
         target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
         self._client = messaging.get_rpc_client(transport, target)
         self._router = router
+
+    @property
+    def router(self) -> Router:
+        """Where casts go: the live conductors (the health check reads it)."""
+        return self._router
 
     def _cast(self, method: str, **kwargs: Any) -> str:
         tried: list[str] = []

@@ -10,7 +10,7 @@ from inspector import exceptions
 LOG = logging.getLogger(__name__)
 
 
-def _transport_url(conf: cfg.ConfigOpts) -> str:
+def transport_url(conf: cfg.ConfigOpts) -> str:
     """[DEFAULT]transport_url, registering oslo.messaging's options if needed."""
     from oslo_messaging import opts as messaging_opts
 
@@ -33,14 +33,14 @@ def check_split(conf: cfg.ConfigOpts) -> list[str]:
             "API and the conductors cannot share; set it to a PostgreSQL or "
             "MariaDB URL, or use standalone = True"
         )
-    transport_url = _transport_url(conf)
-    if transport_url.startswith("fake:"):
+    bus_url = transport_url(conf)
+    if bus_url.startswith("fake:"):
         raise exceptions.ConfigError(
             "Invalid configuration: [DEFAULT]transport_url is fake://, which "
             "only works inside one process; set a rabbit:// URL, or use "
             "standalone = True"
         )
-    if not transport_url:
+    if not bus_url:
         warnings.append(
             "[DEFAULT]transport_url is not set: using oslo.messaging's default "
             "(RabbitMQ as guest on localhost:5672); set it explicitly"

@@ -50,7 +50,16 @@ class Database:
                 pool_timeout=pool_timeout,
                 pool_pre_ping=True,
             )
-        self.engine = sa.create_engine(parsed, **kwargs)
+        try:
+            self.engine = sa.create_engine(parsed, **kwargs)
+        except ImportError as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [database]connection "
+                f"{parsed.drivername}:// needs the Python library "
+                f"{exc.name or exc!s}, which is not installed (pip install "
+                f"{exc.name or '<driver>'}), or name an installed driver in the "
+                f"URL, e.g. postgresql+psycopg2:// or mysql+pymysql://"
+            ) from exc
         if self.is_sqlite:
             self._tune_sqlite(busy_timeout_ms)
         self._sessions = orm.sessionmaker(self.engine, expire_on_commit=False)

@@ -219,6 +219,14 @@ def working(db: Database) -> list[Introspection]:
         return [_snapshot(r) for r in session.scalars(query)]
 
 
+def count_by_state(db: Database) -> dict[str, int]:
+    """How many nodes are in each state (one row per node)."""
+    model = models.Introspection
+    with db.session() as session:
+        query = sa.select(model.state, sa.func.count()).group_by(model.state)
+        return {state: count for state, count in session.execute(query)}
+
+
 def _insert_attributes(
     session: orm.Session, uuid: str, attributes: dict[str, list[str]]
 ) -> None:

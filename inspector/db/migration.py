@@ -40,6 +40,12 @@ def head() -> str | None:
     return ScriptDirectory(SCRIPT_LOCATION).get_current_head()
 
 
+def known() -> set[str]:
+    """Every revision this release has a migration for."""
+    scripts = ScriptDirectory(SCRIPT_LOCATION).walk_revisions()
+    return {script.revision for script in scripts}
+
+
 def revision(db: Database, message: str, autogenerate: bool = True) -> None:
     """Write a new migration script comparing the models with ``db``."""
     command.revision(_config(db), message=message, autogenerate=autogenerate)

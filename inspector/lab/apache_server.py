@@ -58,7 +58,6 @@ def render_vhost(
     threads: int,
     python_home: str,
     run_dir: pathlib.Path,
-    config_file: pathlib.Path,
 ) -> str:
     """The shipped vhost with the lab's port, paths and sizes.
 
@@ -73,7 +72,6 @@ def render_vhost(
         (" user=ironic-inspector group=ironic-inspector", ""),
         ("python-home=/opt/ironic-inspector", f"python-home={python_home}"),
         ("/usr/local/share/ironic-inspector", str(run_dir)),
-        ("/etc/ironic-inspector/inspector.conf", str(config_file)),
         ("${APACHE_LOG_DIR}", str(run_dir)),
     ]
     for old, new in replacements:
@@ -162,7 +160,6 @@ class ApacheApiServer(ApiServer):
             threads=self.threads,
             python_home=sys.prefix if in_venv else sys.base_prefix,
             run_dir=self.work_dir,
-            config_file=self.config_file,
         )
         return head + vhost
 
@@ -192,7 +189,13 @@ class ApacheApiServer(ApiServer):
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # the process group is Apache's own
-                env={**os.environ, "LANG": "C.UTF-8"},
+                # the daemon processes inherit Apache's environment, as they
+                # would /etc/apache2/envvars'
+                env={
+                    **os.environ,
+                    "LANG": "C.UTF-8",
+                    "IRONIC_INSPECTOR_CONFIG": str(self.config_file),
+                },
             )
         finally:
             output.close()
@@ -235,4 +238,11 @@ class ApacheApiServer(ApiServer):
                 pass
         if self.as_root:
             shutil.rmtree(self.work_dir, ignore_errors=True)
+        if proc is not None:  # the daemon processes' shared metrics
+            from inspector import wsgi
+
+            shared = pathlib.Path(tempfile.gettempdir()) / (
+                f"{wsgi.METRICS_DIR_PREFIX}{proc.pid}"
+            )
+            shutil.rmtree(shared, ignore_errors=True)
         return code

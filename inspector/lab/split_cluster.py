@@ -147,12 +147,18 @@ class SplitCluster:
             time.monotonic() - started,
         )
 
-    def add_conductor(self, host: str) -> ConductorServer:
+    def add_conductor(
+        self, host: str, options: dict[str, dict[str, str]] | None = None
+    ) -> ConductorServer:
+        """Start one more conductor; ``options`` adds to the cluster's."""
+        merged = self._options(host)
+        for group, values in (options or {}).items():
+            merged.setdefault(group, {}).update(values)
         conductor = ConductorServer(
             self.work_dir / host,
             self.ironic_url,
             database_url=self.database_url,
-            options=self._options(host),
+            options=merged,
         )
         conductor.start(dbsync=False)
         self.conductors.append(conductor)

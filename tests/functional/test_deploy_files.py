@@ -59,12 +59,21 @@ def test_shipped_vhost_renders_and_imports(tmp_path: pathlib.Path) -> None:
         threads=4,
         python_home="/venv",
         run_dir=tmp_path,
-        config_file=tmp_path / "inspector.conf",
     )
     assert "WSGIDaemonProcess ironic-inspector-api processes=2 threads=4" in text
-    assert f"SetEnv IRONIC_INSPECTOR_CONFIG {tmp_path}/inspector.conf" in text
+    # preloaded when the daemon process starts: config errors show at once
+    assert (f"WSGIScriptAlias / {tmp_path}/inspector-api.wsgi "
+            "process-group=ironic-inspector-api application-group=%{GLOBAL}") in text
     with pytest.raises(RuntimeError, match="no longer contains"):
-        render_vhost("Listen 80\n", 1, 1, 1, "/v", tmp_path, tmp_path / "c")
+        render_vhost("Listen 80\n", 1, 1, 1, "/v", tmp_path)
+
+
+def test_wsgi_script_preloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector import wsgi
+
+    calls: list[bool] = []
+    monkeypatch.setattr(wsgi, "preload", lambda: calls.append(True) or True)
     namespace: dict[str, object] = {}
     exec((SHIPPED / "inspector-api.wsgi").read_text(), namespace)  # noqa: S102
-    assert callable(namespace["application"])
+    assert namespace["application"] is wsgi.application
+    assert calls == [True]

@@ -45,3 +45,53 @@ def test_start_failure_is_503_and_retried(tmp_path: pathlib.Path,
         assert headers["Retry-After"] == "5"
         assert fragment in json.loads(body)["error"]["message"]
     assert wsgi._service is None
+
+
+def test_missing_config_file_is_named_once_at_preload(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    missing = tmp_path / "nowhere" / "inspector.conf"
+    monkeypatch.setenv(wsgi.CONFIG_ENV, str(missing))
+    monkeypatch.setattr(wsgi, "_service", None)
+    monkeypatch.setattr(wsgi, "_last_error", None)
+    with caplog.at_level("ERROR", logger=wsgi.__name__):
+        assert wsgi.preload() is False
+        status, _headers, body = _call({"REQUEST_METHOD": "GET", "PATH_INFO": "/"})
+        _call({"REQUEST_METHOD": "GET", "PATH_INFO": "/"})
+    assert status.startswith("503")
+    assert str(missing) in json.loads(body)["error"]["message"]
+    lines = [r.getMessage() for r in caplog.records if r.name == wsgi.__name__]
+    assert len(lines) == 1, lines  # the same cause is not logged per request
+    assert str(missing) in lines[0] and "\n" not in lines[0]
+
+
+def test_bad_option_value_is_named(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "inspector.conf"
+    path.write_text("[DEFAULT]\nstandalone = False\n[coordination]\n"
+                    "member_cache_seconds = soon\n")
+    monkeypatch.setenv(wsgi.CONFIG_ENV, str(path))
+    monkeypatch.setattr(wsgi, "_service", None)
+    monkeypatch.setattr(wsgi, "_last_error", None)
+    assert wsgi.preload() is False
+    assert wsgi._last_error is not None
+    assert "[coordination]member_cache_seconds" in wsgi._last_error
+
+
+def test_metrics_directory_is_shared_per_apache_parent(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(wsgi.MULTIPROC_ENV, raising=False)
+    gone = tmp_path / f"{wsgi.METRICS_DIR_PREFIX}999999999"  # no such process
+    gone.mkdir()
+    alive = tmp_path / f"{wsgi.METRICS_DIR_PREFIX}1"  # init never exits
+    alive.mkdir()
+    import os
+
+    shared = wsgi.share_metrics(os.getpid(), tmp_path)
+    assert shared == tmp_path / f"{wsgi.METRICS_DIR_PREFIX}{os.getpid()}"
+    assert shared.is_dir() and alive.is_dir() and not gone.exists()
+    assert os.environ[wsgi.MULTIPROC_ENV] == str(shared)
+    assert wsgi.share_metrics(os.getpid(), tmp_path) == shared  # idempotent

@@ -285,6 +285,13 @@ def test_outage_answers_503_fast_and_recovers(
             resp = client.get(f"/v1/introspection/{known}")
             assert resp.status_code == 503, resp.text
             assert "database is unreachable" in resp.json()["error"]["message"]
+        failing = {"rabbitmq": "messaging", "etcd": "coordination",
+                   "postgresql": "database"}[server]
+        started = time.monotonic()
+        health = client.get("/healthcheck")
+        assert health.status_code == 503, health.text
+        assert f"{failing}: FAILED" in health.text.splitlines(), health.text
+        assert time.monotonic() - started < 5  # bounded by check_timeout
         started = time.monotonic()
         resp = client.post(f"/v1/introspection/{uuid}")
         took = time.monotonic() - started
@@ -304,5 +311,6 @@ def test_outage_answers_503_fast_and_recovers(
     body = client.wait_for(again, "waiting", "error", timeout=60)
     assert body["state"] == "waiting", body
     print(f"{server} back: new work accepted after {took:.1f} s")
+    assert client.get("/healthcheck").status_code == 200
     for each in (known, again):
         client.post(f"/v1/introspection/{each}/abort")

@@ -239,3 +239,60 @@ def test_same_errors_in_both_shapes(
     assert {code for code, _ in expected.values()} >= {400, 404, 406}
     for name, (code, _text) in expected.items():
         assert 400 <= code < 500, name
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    from prometheus_client import parser
+
+    for family in parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
+def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> None:
+    """/healthcheck and /metrics through the API (its own server, then
+    Apache with two daemon processes that share their recorded values), and
+    a conductor's own metrics port."""
+    from inspector.lab import loopback
+
+    port = loopback.free_port()
+    extra = cluster.add_conductor(
+        "lab-conductor-metrics",
+        {"metrics": {"conductor_port": str(port)}},
+    )
+    try:
+        resp = client.get("/healthcheck")
+        assert resp.status_code == 200, resp.text
+        assert resp.text.splitlines() == [
+            "database: OK", "coordination: OK", "messaging: OK"]
+        exporter = f"http://127.0.0.1:{port}/metrics"
+        import requests
+
+        before = client.get("/metrics").text
+        extra_before = requests.get(exporter, timeout=5).text
+        uuids = _introspect_all(client, lab, 6)
+        scrapes = [client.get("/metrics").text for _ in range(6)]
+        counts = {_metric(s, "ironic_inspector_ironic_call_seconds_count",
+                          call="get_node") for s in scrapes}
+        # every API process answers with the values of all of them
+        assert len(counts) == 1, counts
+        assert counts.pop() >= _metric(
+            before, "ironic_inspector_ironic_call_seconds_count", call="get_node") + 6
+        assert _metric(scrapes[0], "ironic_inspector_conductors_alive") == 4
+        assert _metric(scrapes[0], "ironic_inspector_introspections",
+                       state="waiting") >= 6
+        log = extra.log_tail(10**6)
+        booted = sum(f"Node {uuid} is booting" in log for uuid in uuids)
+        extra_after = requests.get(exporter, timeout=5).text
+        name = "ironic_inspector_ironic_call_seconds_count"
+        grew = (_metric(extra_after, name, call="set_boot_device")
+                - _metric(extra_before, name, call="set_boot_device"))
+        assert grew == booted, (grew, booted)
+        assert "ironic_inspector_lock_wait_seconds_count" in extra_after
+        for uuid in uuids:
+            client.post(f"/v1/introspection/{uuid}/abort")
+    finally:
+        extra.stop()
+        cluster.conductors.remove(extra)

@@ -1,0 +1,187 @@
+"""GET /healthcheck: oslo.middleware's Healthcheck with the inspector's checks.
+
+The checks are oslo.middleware plugins (entry points in the
+``oslo.middleware.healthcheck`` namespace); they always run, and
+``[healthcheck]backends`` can add other plugins (``disable_by_file``):
+
+- ``database``: ``SELECT 1`` on the service's own engine;
+- ``coordination``: the conductor group can be read and has a live member
+  (split mode; in standalone mode the one conductor is this process);
+- ``messaging``: an AMQP connection to the broker of ``transport_url`` can
+  be opened (split mode; standalone mode has no broker).
+
+Each check runs on a worker thread with ``[healthcheck]check_timeout``: a
+backend that hangs fails its check instead of hanging the request, and a
+check still running from an earlier request is waited for, not started
+again. Reasons are always shown; the details (which URL, how long, which
+conductors) only with ``[healthcheck]detailed``.
+"""
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from oslo_config import cfg
+from oslo_middleware import healthcheck
+from oslo_middleware.healthcheck import pluginbase
+
+from inspector.conf.healthcheck import CHECKS
+
+if TYPE_CHECKING:
+    from inspector.runtime import Runtime
+
+PATH = "/healthcheck"
+
+_runtimes: dict[int, "Runtime"] = {}
+"""The runtime behind each ConfigOpts: plugins are built from the config
+object only (oslo.middleware's plugin interface)."""
+
+_pool = concurrent.futures.ThreadPoolExecutor(
+    max_workers=6, thread_name_prefix="health"
+)
+
+
+def _redacted(url: str) -> str:
+    """A URL without its password, for details shown to operators."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class _Check(pluginbase.HealthcheckBaseExtension):
+    """One backend check with a timeout and at most one run in flight."""
+
+    name = ""
+
+    def __init__(self, oslo_conf: cfg.ConfigOpts, conf: dict[str, Any]) -> None:
+        super().__init__(oslo_conf, conf)
+        self._guard = threading.Lock()
+        self._running: concurrent.futures.Future[tuple[bool, str]] | None = None
+
+    @property
+    def runtime(self) -> "Runtime":
+        return _runtimes[id(self.oslo_conf)]
+
+    def probe(self) -> tuple[bool, str]:
+        """(available, details); raising means unavailable."""
+        raise NotImplementedError
+
+    def _timed_probe(self) -> tuple[bool, str]:
+        started = time.monotonic()
+        ok, details = self.probe()
+        return ok, f"{details} ({(time.monotonic() - started) * 1000:.1f} ms)"
+
+    def healthcheck(self, server_port: int) -> pluginbase.HealthcheckResult:
+        timeout = self.oslo_conf.healthcheck.check_timeout
+        with self._guard:
+            if self._running is None or self._running.done():
+                self._running = _pool.submit(self._timed_probe)
+            running = self._running
+        try:
+            ok, details = running.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            ok, details = False, f"no answer within {timeout:g} s"
+        except Exception as exc:  # a failed check is a result, not an error
+            ok, details = False, f"{type(exc).__name__}: {exc}"
+        reason = f"{self.name}: {'OK' if ok else 'FAILED'}"
+        return pluginbase.HealthcheckResult(ok, reason, details)
+
+
+class DatabaseCheck(_Check):
+    name = "database"
+
+    def probe(self) -> tuple[bool, str]:
+        import sqlalchemy as sa
+
+        db = self.runtime.db
+        with db.engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+        return True, f"{db.url.render_as_string(hide_password=True)} answered"
+
+
+class CoordinationCheck(_Check):
+    name = "coordination"
+
+    def probe(self) -> tuple[bool, str]:
+        conf = self.oslo_conf
+        if conf.standalone:
+            return True, "standalone: in-process locks, this process is the conductor"
+        rpc = self.runtime.rpc
+        if rpc is None:
+            return False, "this process has no conductor router"
+        router = rpc.router
+        router.invalidate()  # read the group now, not the cached view
+        hosts = router.hosts()
+        where = _redacted(conf.coordination.backend_url)
+        if not hosts:
+            return False, f"{where}: no conductor is a live member of the group"
+        return True, f"{where}: {len(hosts)} conductor(s) alive: {', '.join(hosts)}"
+
+
+class MessagingCheck(_Check):
+    name = "messaging"
+
+    def probe(self) -> tuple[bool, str]:
+        import oslo_messaging as messaging
+
+        from inspector.conf import shape
+
+        conf = self.oslo_conf
+        if conf.standalone:
+            return True, "standalone: in-process (fake://) transport"
+        url = messaging.TransportURL.parse(conf, shape.transport_url(conf) or None)
+        if url.transport not in ("rabbit", "amqp"):
+            return True, f"{url.transport}: reachability not checked for this driver"
+        return _amqp_reachable(url, conf.healthcheck.check_timeout)
+
+
+def _amqp_reachable(url: Any, timeout: float) -> tuple[bool, str]:
+    import kombu
+
+    failures = []
+    for host in url.hosts:
+        target = f"{host.hostname}:{host.port or 5672}"
+        connection = kombu.Connection(
+            hostname=host.hostname,
+            port=host.port or 5672,
+            userid=host.username or "guest",
+            password=host.password or "guest",
+            virtual_host=url.virtual_host or "/",
+            connect_timeout=timeout,
+        )
+        try:
+            connection.ensure_connection(
+                max_retries=1, interval_start=0, interval_step=0, timeout=timeout
+            )
+            return True, f"AMQP broker {target} accepted a connection"
+        except Exception as exc:
+            failures.append(f"{target}: {exc}")
+        finally:
+            connection.release()
+    return False, "no broker accepted a connection: " + "; ".join(failures)
+
+
+class InspectorHealthcheck(healthcheck.Healthcheck):
+    """oslo.middleware's health check, always with the inspector's checks."""
+
+    def _conf_get(self, key: str, group: str = "healthcheck") -> Any:
+        value = super()._conf_get(key, group)
+        if key == "backends" and group == "healthcheck":
+            return CHECKS + [name for name in value if name not in CHECKS]
+        return value
+
+
+def build(rt: "Runtime", app: Callable[..., Any]) -> Callable[..., Any]:
+    """The WSGI application answering GET/HEAD /healthcheck for ``rt``.
+
+    ``app`` answers what the health check leaves alone (a source address
+    outside ``[healthcheck]allowed_source_ranges``): a plain 404 from the API.
+    """
+    _runtimes[id(rt.conf)] = rt
+    return InspectorHealthcheck(app, rt.conf)
