@@ -122,6 +122,8 @@ class ApacheApiServer(ApiServer):
         self.error_log = self.work_dir / "apache-error.log"
         self.httpd_conf = self.work_dir / "httpd.conf"
         self.vhost_error_log = self.work_dir / "ironic-inspector-api-error.log"
+        self.config_env: str | None = None
+        """IRONIC_INSPECTOR_CONFIG for Apache; the written config by default."""
 
     def _check_readable(self) -> None:
         """www-data must import the project from this virtualenv."""
@@ -194,7 +196,7 @@ class ApacheApiServer(ApiServer):
                 env={
                     **os.environ,
                     "LANG": "C.UTF-8",
-                    "IRONIC_INSPECTOR_CONFIG": str(self.config_file),
+                    "IRONIC_INSPECTOR_CONFIG": self.config_env or str(self.config_file),
                 },
             )
         finally:

@@ -77,3 +77,22 @@ def test_wsgi_script_preloads(monkeypatch: pytest.MonkeyPatch) -> None:
     exec((SHIPPED / "inspector-api.wsgi").read_text(), namespace)  # noqa: S102
     assert namespace["application"] is wsgi.application
     assert calls == [True]
+
+
+@pytest.mark.parametrize(
+    "unit", ["ironic-inspector.service", "ironic-inspector-conductor@.service"])
+def test_unit_with_missing_config_fails_naming_it(
+    tmp_path: pathlib.Path, unit: str
+) -> None:
+    text = (ETC / "systemd" / unit).read_text()
+    (line,) = [x for x in text.splitlines() if x.startswith("ExecStart=")]
+    command = line.removeprefix("ExecStart=").replace("%i", "7")
+    command = command.replace("/usr/local/bin/", f"{BIN}/")
+    command = command.replace("/etc/ironic-inspector", str(tmp_path))
+    result = subprocess.run(
+        command.split(), capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert str(tmp_path / "inspector.conf") in lines[0]
