@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo bench test lint unit functional integration genconfig clean
+.PHONY: all venv packages demo bench test lint unit functional integration genconfig docs clean
 
 all: test
 
@@ -45,6 +45,11 @@ test: lint unit functional integration
 genconfig: venv
 	$(BIN)/oslo-config-generator --config-file etc/ironic-inspector/config-generator.conf
 	$(BIN)/oslopolicy-sample-generator --config-file etc/ironic-inspector/policy-generator.conf
+
+# generated documentation: the configuration reference and the state diagram
+docs: venv
+	$(BIN)/python -m inspector.conf.reference doc/config-reference.md
+	$(BIN)/python -m inspector.states_diagram doc/images/states.svg
 
 # the benchmark (not part of test): standalone and split with 2 conductors
 BENCH_SHAPES ?= standalone,split-2

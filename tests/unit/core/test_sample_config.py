@@ -31,3 +31,22 @@ def test_policy_sample_is_current(tmp_path: pathlib.Path) -> None:
     )
     committed = (ROOT / "etc/ironic-inspector/policy.yaml.sample").read_text()
     assert out.read_text() == committed, "run 'make genconfig' and commit the result"
+
+
+def test_config_reference_is_current() -> None:
+    from inspector.conf import reference
+
+    committed = (ROOT / "doc/config-reference.md").read_text()
+    assert reference.render() == committed, "run 'make docs' and commit the result"
+    for group in ("DEFAULT", "database", "coordination", "healthcheck", "metrics"):
+        assert f"\n## [{group}]\n" in committed
+
+
+def test_config_reference_check_flags_a_stale_file(tmp_path: pathlib.Path) -> None:
+    from inspector.conf import reference
+
+    stale = tmp_path / "ref.md"
+    stale.write_text("old\n")
+    assert reference.main([str(stale), "--check"]) == 1
+    assert reference.main([str(stale)]) == 0
+    assert reference.main([str(stale), "--check"]) == 0
