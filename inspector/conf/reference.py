@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = args.path.read_text() if args.path.exists() else ""
         if current != text:
-            print(f"{args.path} is stale: run make docs", file=sys.stderr)
+            sys.stderr.write(f"{args.path} is stale: run make docs\n")
             return 1
         return 0
     args.path.parent.mkdir(parents=True, exist_ok=True)
