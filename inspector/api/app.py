@@ -5,7 +5,7 @@ from typing import Any
 
 import flask
 
-from inspector.api import errors, introspection, ramdisk, root, versions
+from inspector.api import errors, introspection, ramdisk, root, rules, versions
 from inspector.api.status_fast_path import StatusFastPath
 from inspector.runtime import Runtime
 
@@ -74,7 +74,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     app.before_request(_negotiate_version)
     app.after_request(_add_version_headers)
     errors.register(app)
-    for module in (root, introspection, ramdisk):
+    for module in (root, introspection, ramdisk, rules):
         app.register_blueprint(module.blueprint)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # outermost: the hot status GET skips every other layer

@@ -6,7 +6,7 @@ from inspector.api import urls, versions
 
 blueprint = flask.Blueprint("root", __name__)
 
-RESOURCES = ("introspection", "continue")
+RESOURCES = ("introspection", "continue", "rules")
 
 
 def _link(path: str) -> dict[str, str]:

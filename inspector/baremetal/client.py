@@ -248,6 +248,19 @@ class BaremetalClient:
         )
         return _to_dict(port, PORT_FIELDS)
 
+    def add_trait(self, node_uuid: str, trait: str) -> None:
+        self._call(
+            "add trait", node_uuid, lambda bm: bm.add_node_trait(node_uuid, trait)
+        )
+
+    def remove_trait(self, node_uuid: str, trait: str) -> None:
+        """Remove ``trait``; a node without it is left as it is."""
+        self._call(
+            "remove trait",
+            node_uuid,
+            lambda bm: bm.remove_node_trait(node_uuid, trait, ignore_missing=True),
+        )
+
 
 def _message(exc: Exception) -> str:
     """Ironic's own error text when the SDK kept it, else the exception."""

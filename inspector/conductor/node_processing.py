@@ -4,8 +4,10 @@ import copy
 import logging
 from typing import Any
 
+from inspector.db import rules as rules_db
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
+from inspector.rules import runner
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -18,7 +20,8 @@ def process_data(
 
     Returns the processed data. Raises inspector exceptions with a message
     an operator can act on; nothing is written to Ironic before every hook
-    has run, so a failing hook leaves the node untouched.
+    and every introspection rule has run, so a failing hook or a rule's
+    ``fail`` action leaves the node untouched.
     """
     data = copy.deepcopy(raw)
     pipeline.run_before_processing(hooks, data)
@@ -30,12 +33,17 @@ def process_data(
     }
     ctx = NodeContext(uuid=uuid, node=node, ports=ports)
     pipeline.run_before_update(hooks, data, ctx)
+    applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
     apply.apply_to_ironic(rt.baremetal, ctx)
     LOG.info(
-        "Node %s updated in Ironic: %d property changes, %d ports created, %d deleted",
+        "Node %s updated in Ironic: %d property changes, %d ports created, "
+        "%d deleted, %d traits added, %d removed, %d rules applied",
         uuid,
         len(ctx.node_patches),
         len(ctx.ports_to_create),
         len(ctx.ports_to_delete),
+        len(ctx.traits_to_add),
+        len(ctx.traits_to_remove),
+        len(applied),
     )
     return data

@@ -22,6 +22,10 @@ class IronicWriter(Protocol):
         self, port_uuid: str, patches: list[dict[str, Any]]
     ) -> dict[str, Any]: ...
 
+    def add_trait(self, node_uuid: str, trait: str) -> None: ...
+
+    def remove_trait(self, node_uuid: str, trait: str) -> None: ...
+
 
 def apply_to_ironic(client: IronicWriter, ctx: NodeContext) -> None:
     """One node PATCH, then port deletions, creations and updates."""
@@ -49,3 +53,7 @@ def apply_to_ironic(client: IronicWriter, ctx: NodeContext) -> None:
         )
     for port_uuid, patches in ctx.port_patches.items():
         client.patch_port(port_uuid, patches)
+    for trait in ctx.traits_to_add:
+        client.add_trait(ctx.uuid, trait)
+    for trait in ctx.traits_to_remove:
+        client.remove_trait(ctx.uuid, trait)

@@ -29,6 +29,8 @@ class NodeContext:
     """UUIDs of Ironic ports to delete."""
     port_patches: dict[str, list[Data]] = dataclasses.field(default_factory=dict)
     """JSON patches per Ironic port UUID."""
+    traits_to_add: list[str] = dataclasses.field(default_factory=list)
+    traits_to_remove: list[str] = dataclasses.field(default_factory=list)
 
     def patch(self, path: str, value: Any) -> None:
         """Set ``path`` (e.g. ``/properties/cpus``) on the node."""
@@ -41,6 +43,22 @@ class NodeContext:
         self.port_patches.setdefault(port_uuid, []).append(
             {"op": "add", "path": path, "value": value}
         )
+
+    def current(self, path: str) -> Any:
+        """The value at ``path`` once the recorded node patches are applied
+        (None when absent): what a later hook or rule action builds on."""
+        value: Any = None
+        for patch in self.node_patches:
+            if patch["path"] == path:
+                value = patch.get("value") if patch["op"] != "remove" else None
+        if any(p["path"] == path for p in self.node_patches):
+            return value
+        found: Any = self.node
+        for part in path.strip("/").split("/"):
+            if not isinstance(found, dict) or part not in found:
+                return None
+            found = found[part]
+        return found
 
     @property
     def properties(self) -> Data:

@@ -103,6 +103,18 @@ class FakeIronic:
                 target[parts[-1]] = patch["value"]
         return copy.deepcopy(node)
 
+    def add_trait(self, node_uuid: str, trait: str) -> None:
+        self._record("add_trait", node_uuid)
+        traits = self._node(node_uuid).setdefault("traits", [])
+        if trait not in traits:
+            traits.append(trait)
+
+    def remove_trait(self, node_uuid: str, trait: str) -> None:
+        self._record("remove_trait", node_uuid)
+        traits = self._node(node_uuid).setdefault("traits", [])
+        if trait in traits:
+            traits.remove(trait)
+
     def create_port(self, node_uuid: str, body: dict[str, Any]) -> dict[str, Any]:
         self._record("create_port", node_uuid)
         address = body["address"].lower()

@@ -1,0 +1,1 @@
+"""Introspection rules: conditions on the data, actions on the Ironic node."""
