@@ -1,0 +1,134 @@
+"""Introspection rules against a real Ironic: the result is read back from it."""
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.ironic_server import IronicServer
+from tests.integration.conftest import Client, Lab, start_inspector
+
+GiB = 1024**3
+
+
+@pytest.fixture(scope="module")
+def inspector(
+    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    server = start_inspector(tmp_path_factory.mktemp("inspector-rules"), ironic)
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+@pytest.fixture
+def client(inspector: InspectorServer) -> Iterator[Client]:
+    client = Client(inspector.url)
+    client.http.delete(client.url + "/v1/rules")
+    yield client
+    client.http.delete(client.url + "/v1/rules")
+
+
+def _rule(client: Client, body: dict[str, Any]) -> None:
+    resp = client.post("/v1/rules", json=body)
+    assert resp.status_code == 201, resp.text
+
+
+def _introspect(client: Client, lab: Lab, uuid: str, payload: Any) -> dict[str, Any]:
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    assert client.post("/v1/continue", json=payload).status_code == 200
+    return client.wait_for(uuid, "finished", "error")
+
+
+def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine()
+    lab.api.request("PUT", f"/v1/nodes/{uuid}/traits/CUSTOM_STALE")
+    lab.api.request("PATCH", f"/v1/nodes/{uuid}", json=[
+        {"op": "add", "path": "/properties/inspection_scope", "value": "rack-7"},
+        {"op": "add", "path": "/extra/tags", "value": ["old"]}])
+    _rule(client, {
+        "description": "every action",
+        "scope": "rack-7",
+        "conditions": [
+            {"op": "ge", "field": "inventory.cpu.count", "value": 1},
+            {"op": "is-empty", "field": "error"},
+            {"op": "in-net", "field": "inventory.interfaces[*].ipv4_address",
+             "value": "0.0.0.0/0"},
+        ],
+        "actions": [
+            {"action": "set-attribute", "path": "/extra/cpus",
+             "value": "{data[inventory][cpu][count]}"},
+            {"action": "set-attribute", "path": "/properties/vendor",
+             "value": "{data[inventory][system_vendor][manufacturer]}"},
+            {"action": "extend-attribute", "path": "/extra/tags", "value": "rules"},
+            {"action": "set-capability", "name": "inspected_by", "value": "rules"},
+            {"action": "add-trait", "name": "CUSTOM_RULES"},
+            {"action": "remove-trait", "name": "CUSTOM_STALE"},
+        ],
+    })
+    _rule(client, {"conditions": [{"op": "lt", "field": "memory_mb", "value": 1}],
+                   "actions": [{"action": "fail", "message": "must not fire"}]})
+    _rule(client, {"scope": "another-rack",
+                   "actions": [{"action": "fail", "message": "out of scope"}]})
+    status = _introspect(client, lab, uuid, machine.payload())
+    assert status["state"] == "finished", status
+    node = lab.api.node(uuid)
+    assert node["extra"]["cpus"] == str(machine.cpus)
+    assert node["extra"]["tags"] == ["old", "rules"]
+    vendor = machine.inventory["system_vendor"]["manufacturer"]
+    assert node["properties"]["vendor"] == vendor
+    assert "inspected_by:rules" in node["properties"]["capabilities"]
+    assert "boot_mode:" in node["properties"]["capabilities"]  # hooks' kept
+    assert node["traits"] == ["CUSTOM_RULES"]
+    assert node["properties"]["cpus"] == machine.cpus
+
+
+def test_matching_fail_rule_ends_in_error(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine()
+    _rule(client, {"actions": [{"action": "set-attribute", "path": "/extra/seen",
+                                "value": True}]})
+    _rule(client, {"conditions": [{"op": "gt", "field": "memory_mb", "value": 0}],
+                   "actions": [{"action": "fail",
+                                "message": "{data[memory_mb]} MiB is not enough"}]})
+    status = _introspect(client, lab, uuid, machine.payload())
+    assert status["state"] == "error"
+    assert status["error"] == f"{machine.memory_mb} MiB is not enough"
+    node = lab.api.node(uuid)
+    assert "seen" not in node["extra"]  # nothing written
+    assert not node["properties"].get("cpus")
+
+
+def test_root_device_hints_choose_the_disk(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine()
+    largest = max(machine.inventory["disks"], key=lambda d: d["size"])
+    lab.api.request("PATCH", f"/v1/nodes/{uuid}", json=[
+        {"op": "add", "path": "/properties/root_device",
+         "value": {"size": largest["size"] // GiB}}])
+    status = _introspect(client, lab, uuid, machine.payload())
+    assert status["state"] == "finished", status
+    assert lab.api.node(uuid)["properties"]["local_gb"] == largest["size"] // GiB - 1
+    data = client.get(f"/v1/introspection/{uuid}/data").json()
+    assert data["root_disk"]["name"] == largest["name"]
+
+
+def test_reapply_with_a_new_body_changes_ironic(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine()
+    status = _introspect(client, lab, uuid, machine.payload())
+    assert status["state"] == "finished", status
+    _rule(client, {"actions": [{"action": "set-attribute", "path": "/extra/memory",
+                                "value": "{data[inventory][memory][physical_mb]}"}]})
+    changed = copy.deepcopy(machine.payload())
+    changed["inventory"]["cpu"]["count"] = machine.cpus * 2
+    changed["inventory"]["memory"]["physical_mb"] = 4096
+    resp = client.post(f"/v1/introspection/{uuid}/data/unprocessed", json=changed)
+    assert resp.status_code == 202, resp.text
+    client.wait_for(uuid, "reapplying", "finished")
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    node = lab.api.node(uuid)
+    assert node["properties"]["cpus"] == machine.cpus * 2
+    assert node["properties"]["memory_mb"] == 4096
+    assert node["extra"]["memory"] == "4096"
+    raw = client.get(f"/v1/introspection/{uuid}/data/unprocessed").json()
+    assert raw["inventory"]["cpu"]["count"] == machine.cpus * 2
