@@ -46,7 +46,13 @@ class DataNotFound(NotFound):
 
 
 class LookupFailed(NotFound):
+    """No single running introspection matches the ramdisk's data."""
+
     template = "Could not find a node for attributes %(attributes)s"
+
+
+class NoMatch(LookupFailed):
+    """Nothing under introspection matches at all (discovery may enroll)."""
 
 
 class Conflict(InspectorError):

@@ -10,7 +10,7 @@ import re
 import time
 from typing import Any
 
-from inspector import exceptions, lookup, states
+from inspector import discovery, exceptions, lookup, states
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
 from inspector.runtime import Runtime
@@ -201,7 +201,14 @@ def reapply(
 def continue_(rt: Runtime, data: dict[str, Any]) -> str:
     """Accept a ramdisk's data: look the node up, store, hand over to process."""
     attributes = lookup.from_data(data)
-    record = introspections.lookup(rt.db, attributes)
+    try:
+        record = introspections.lookup(rt.db, attributes)
+    except exceptions.NoMatch:
+        if rt.conf.processing.node_not_found_hook != "enroll":
+            raise
+        record = discovery.enroll(rt, data, _claim_within(rt))
+        _hand_over(rt, "process", record)
+        return record.uuid
     deadline = time.monotonic() + STARTING_GRACE
     while record.state == states.STARTING and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -24,7 +24,7 @@ def normalise_mac(value: Any) -> str | None:
     return mac
 
 
-def _host_of(value: Any) -> str | None:
+def host_of(value: Any) -> str | None:
     """The host part of a BMC address, which may be a URL or host:port."""
     if not isinstance(value, str) or not value.strip():
         return None
@@ -53,7 +53,7 @@ def from_data(data: dict[str, Any]) -> dict[str, list[str]]:
                     macs.append(mac)
     bmcs = []
     for key in ("bmc_address", "bmc_v6address"):
-        host = _host_of(inventory.get(key))
+        host = host_of(inventory.get(key))
         if host and host not in ("0.0.0.0", "::"):
             bmcs.append(host)
     return {MAC: sorted(set(macs)), BMC: sorted(set(bmcs))}
@@ -70,7 +70,7 @@ def from_node(
     ]
     bmcs = set()
     for field in fields:
-        host = _host_of(driver_info.get(field))
+        host = host_of(driver_info.get(field))
         if host:
             bmcs.add(host)
     return {MAC: sorted(macs), BMC: sorted(bmcs)}

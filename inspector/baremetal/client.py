@@ -248,6 +248,27 @@ class BaremetalClient:
         )
         return _to_dict(port, PORT_FIELDS)
 
+    def create_node(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Create a node (discovery); ``body`` uses Ironic's field names."""
+        node = self._call("create node", body.get("driver", "?"),
+                          lambda bm: bm.create_node(**body))
+        return _to_dict(node, NODE_FIELDS)
+
+    def list_nodes_driver_info(self) -> list[dict[str, Any]]:
+        """Every node's uuid and driver_info: to find a BMC address."""
+        nodes = self._call(
+            "list nodes", "all",
+            lambda bm: list(bm.nodes(fields=["uuid", "driver_info"])),
+        )
+        return [{"uuid": n.id, "driver_info": n.driver_info or {}} for n in nodes]
+
+    def port_exists(self, address: str) -> bool:
+        ports = self._call(
+            "find port", address,
+            lambda bm: list(bm.ports(address=address, fields=["uuid"])),
+        )
+        return bool(ports)
+
     def add_trait(self, node_uuid: str, trait: str) -> None:
         self._call(
             "add trait", node_uuid, lambda bm: bm.add_node_trait(node_uuid, trait)

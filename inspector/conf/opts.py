@@ -9,6 +9,7 @@ from inspector.conf import (
     coordination,
     database,
     default,
+    discovery,
     healthcheck,
     ironic,
     metrics,
@@ -28,6 +29,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (processing.GROUP, processing.register_opts, processing.list_opts),
     (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),
     (pci_devices.GROUP, pci_devices.register_opts, pci_devices.list_opts),
+    (discovery.GROUP, discovery.register_opts, discovery.list_opts),
     (healthcheck.GROUP, healthcheck.register_opts, healthcheck.list_opts),
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
 ]

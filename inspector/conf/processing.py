@@ -80,6 +80,15 @@ OPTS = [
         default=True,
         help="Leave 1 GiB for partitioning when computing local_gb.",
     ),
+    cfg.StrOpt(
+        "node_not_found_hook",
+        mutable=True,
+        default=None,
+        choices=[("enroll", "create the node in Ironic (discovery)")],
+        help="What to do with ramdisk data that matches no node under "
+        "introspection. Unset: answer 404. enroll: create the node in Ironic "
+        "with [discovery] options and process the data (discovery).",
+    ),
     cfg.BoolOpt(
         "permit_active_introspection",
         mutable=True,

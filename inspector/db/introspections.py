@@ -130,6 +130,31 @@ def start(
         return _snapshot(row)
 
 
+def enroll(
+    db: Database, uuid: str, claim_within: float = CLAIM_WITHIN
+) -> Introspection:
+    """Record a node discovery just created in Ironic, in ``enrolling``."""
+    now = utcnow()
+    with db.session() as session:
+        if session.get(models.Introspection, uuid) is not None:
+            raise exceptions.Conflict(
+                f"Node {uuid} was already introspected: not enrolling it again"
+            )
+        row = models.Introspection(
+            uuid=uuid,
+            state=states.ENROLLING,
+            version=1,
+            started_at=now,
+            finished_at=None,
+            error=None,
+            manage_boot=False,  # it booted by itself; its BMC is not ours yet
+            **_ownership(states.ENROLLING, now, claim_within),
+        )
+        session.add(row)
+        session.flush()
+        return _snapshot(row)
+
+
 def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> None:
     result = session.execute(
         sa.update(models.Introspection)
@@ -264,7 +289,7 @@ def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
             .distinct()
         ).all()
         if not rows:
-            raise exceptions.LookupFailed(attributes=_describe(attributes))
+            raise exceptions.NoMatch(attributes=_describe(attributes))
         if len(rows) > 1:
             raise exceptions.LookupFailed(
                 "Multiple nodes under introspection match attributes "

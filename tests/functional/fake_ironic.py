@@ -103,6 +103,21 @@ class FakeIronic:
                 target[parts[-1]] = patch["value"]
         return copy.deepcopy(node)
 
+    def create_node(self, body: dict[str, Any]) -> dict[str, Any]:
+        self._record("create_node", body.get("driver", "?"))
+        node = self.add_node(provision_state="enroll")
+        node.update(copy.deepcopy(body))
+        return copy.deepcopy(node)
+
+    def list_nodes_driver_info(self) -> list[dict[str, Any]]:
+        self._record("list_nodes", "all")
+        return [{"uuid": n["uuid"], "driver_info": dict(n["driver_info"])}
+                for n in self.nodes.values()]
+
+    def port_exists(self, address: str) -> bool:
+        self._record("find_port", address)
+        return any(p["address"] == address for p in self.ports.values())
+
     def add_trait(self, node_uuid: str, trait: str) -> None:
         self._record("add_trait", node_uuid)
         traits = self._node(node_uuid).setdefault("traits", [])

@@ -1,0 +1,83 @@
+"""Discovery and LLDP against the real Ironic: read back from Ironic itself."""
+
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from inspector.lab import lldp
+from inspector.lab.inspector_server import InspectorServer
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.machines import unknown_machine
+from tests.integration.conftest import Client, Lab, start_inspector
+
+HOOKS = "$default_processing_hooks,lldp_basic,local_link_connection"
+
+
+@pytest.fixture(scope="module")
+def inspector(
+    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    server = start_inspector(
+        tmp_path_factory.mktemp("inspector-discovery"), ironic,
+        options={"processing": {"node_not_found_hook": "enroll",
+                                "processing_hooks": HOOKS,
+                                "store_data": "database"},
+                 "discovery": {"enroll_node_fields": "resource_class:discovered"}},
+    )
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+@pytest.fixture
+def client(inspector: InspectorServer) -> Client:
+    return Client(inspector.url)
+
+
+def _expected_link(interface: dict[str, object]) -> dict[str, str]:
+    fields = lldp.decode(interface["lldp"])  # type: ignore[arg-type]
+    return {"switch_id": str(fields["switch_chassis_id"]),
+            "port_id": str(fields["switch_port_id"]),
+            "switch_info": str(fields["switch_system_name"])}
+
+
+def test_discovery_enrolls_an_unknown_machine(client: Client, lab: Lab) -> None:
+    machine = unknown_machine(seed=random.randrange(10**6))
+    bmc = f"203.0.113.{random.randrange(1, 255)}"
+    machine.inventory["bmc_address"] = bmc
+    resp = client.post("/v1/continue", json=machine.payload())
+    assert resp.status_code == 200, resp.text
+    uuid = resp.json()["uuid"]
+    status = client.wait_for(uuid, "finished", "error")
+    assert status["state"] == "finished", status
+    node = lab.api.node(uuid)
+    assert node["driver"] == "fake-hardware"
+    assert node["driver_info"]["ipmi_address"] == bmc
+    assert node["resource_class"] == "discovered"
+    assert node["provision_state"] == "enroll"
+    assert node["properties"]["cpus"] == machine.cpus
+    assert node["properties"]["memory_mb"] == machine.memory_mb
+    ports = lab.api.ports(uuid)
+    assert [p["address"] for p in ports] == [machine.pxe_mac]
+    pxe = machine.inventory["interfaces"][0]
+    assert ports[0]["local_link_connection"] == _expected_link(pxe)
+    data = client.get(f"/v1/introspection/{uuid}/data").json()
+    assert data["auto_discovered"] is True
+    # posting again does not create a second node
+    again = client.post("/v1/continue", json=machine.payload())
+    assert again.status_code == 409, again.text
+    assert uuid in again.json()["error"]["message"]
+
+
+def test_lldp_lands_in_the_port(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine(enroll_port=True)
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    assert client.post("/v1/continue", json=machine.payload()).status_code == 200
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    (port,) = lab.api.ports(uuid)
+    pxe = machine.inventory["interfaces"][0]
+    assert port["local_link_connection"] == _expected_link(pxe)
+    data = client.get(f"/v1/introspection/{uuid}/data").json()
+    processed = data["all_interfaces"][pxe["name"]]["lldp_processed"]
+    assert processed["switch_port_id"] == _expected_link(pxe)["port_id"]
