@@ -1,16 +1,17 @@
 """Default access policy of the v1 API (oslo.policy rules).
 
-The defaults keep upstream's split: the ramdisk's call
-(continue) and the version documents are public; everything else needs the
-``admin`` or the ``service`` role (Ironic itself calls the inspector with
-the service role). ``etc/ironic-inspector/policy.yaml.sample`` is generated
-from these rules with ``make genconfig``.
+The defaults keep upstream's split: the ramdisk's call (continue) and the
+version documents are public; the ``reader`` role may read statuses, data
+and rules; acting (start, abort, reapply, changing rules) needs ``admin`` or
+``service`` (Ironic itself calls the inspector with the service role).
+``etc/ironic-inspector/policy.yaml.sample`` is generated from these rules
+with ``make genconfig``.
 """
 
 from oslo_policy import policy
 
-ADMIN_OR_SERVICE = "role:admin or role:service"
-PUBLIC = "@"
+SCOPES = ["system", "project"]
+"""Either scope of Keystone token may call the API; the roles decide."""
 
 _BASE = [
     policy.RuleDefault(
@@ -20,12 +21,20 @@ _BASE = [
         "is_service", "role:service", description="Other services (Ironic)."
     ),
     policy.RuleDefault(
+        "is_reader", "role:reader", description="Read-only access."
+    ),
+    policy.RuleDefault(
         "admin_or_service",
         "rule:is_admin or rule:is_service",
         description="What the operator and Ironic may do.",
     ),
     policy.RuleDefault(
-        "public_api", PUBLIC, description="Calls that need no credentials."
+        "reader_or_more",
+        "rule:is_reader or rule:admin_or_service",
+        description="Who may read statuses, data and rules.",
+    ),
+    policy.RuleDefault(
+        "public_api", "@", description="Calls that need no credentials."
     ),
 ]
 
@@ -38,6 +47,7 @@ def _rule(
         check_str=check,
         description=description,
         operations=[{"path": path, "method": method} for path, method in operations],
+        scope_types=SCOPES,
     )
 
 
@@ -46,7 +56,7 @@ _API = [
           "See the API root and its versions.", [("/", "GET"), ("/v1", "GET")]),
     _rule("introspection:continue", "rule:public_api",
           "The ramdisk posts what it found.", [("/v1/continue", "POST")]),
-    _rule("introspection:status", "rule:admin_or_service",
+    _rule("introspection:status", "rule:reader_or_more",
           "Read introspection statuses.",
           [("/v1/introspection", "GET"), ("/v1/introspection/{node_id}", "GET")]),
     _rule("introspection:start", "rule:admin_or_service",
@@ -54,14 +64,14 @@ _API = [
     _rule("introspection:abort", "rule:admin_or_service",
           "Abort a running introspection.",
           [("/v1/introspection/{node_id}/abort", "POST")]),
-    _rule("introspection:data", "rule:admin_or_service",
+    _rule("introspection:data", "rule:reader_or_more",
           "Read the stored introspection data.",
           [("/v1/introspection/{node_id}/data", "GET"),
            ("/v1/introspection/{node_id}/data/unprocessed", "GET")]),
     _rule("introspection:reapply", "rule:admin_or_service",
           "Process the stored data again.",
           [("/v1/introspection/{node_id}/data/unprocessed", "POST")]),
-    _rule("introspection:rule:get", "rule:admin_or_service",
+    _rule("introspection:rule:get", "rule:reader_or_more",
           "Read introspection rules.",
           [("/v1/rules", "GET"), ("/v1/rules/{rule_id}", "GET")]),
     _rule("introspection:rule:create", "rule:admin_or_service",

@@ -5,12 +5,30 @@ from typing import Any
 
 import flask
 
-from inspector.api import errors, introspection, ramdisk, root, rules, versions
+from inspector.api import (
+    access,
+    auth,
+    errors,
+    introspection,
+    ramdisk,
+    root,
+    rules,
+    versions,
+)
 from inspector.api.status_fast_path import StatusFastPath
 from inspector.runtime import Runtime
 
-MAX_BODY_BYTES = 16 * 1024 * 1024
-"""Largest accepted request body; a full inventory is well under 1 MiB."""
+
+def _authorize() -> None:
+    """The policy rule of the matched endpoint; unmatched paths 404 later."""
+    endpoint = flask.request.endpoint
+    if endpoint is None or endpoint == "static":
+        return
+    rule = access.ENDPOINT_RULES.get(endpoint)
+    if rule is None:  # fail closed: a route without a rule is a bug
+        raise access.Forbidden(rule=endpoint, roles="(no policy rule)")
+    rt: Runtime = flask.current_app.config["RUNTIME"]
+    access.check(rt.conf, rule, flask.request.environ)
 
 
 def _negotiate_version() -> None:
@@ -68,15 +86,17 @@ def create_app(rt: Runtime) -> flask.Flask:
     """Build the API application around a process's :class:`Runtime`."""
     app = flask.Flask("inspector.api")
     app.config["RUNTIME"] = rt
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY_BYTES
+    app.config["MAX_CONTENT_LENGTH"] = rt.conf.max_request_body_size
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.strict_slashes = False
     app.before_request(_negotiate_version)
+    app.before_request(_authorize)
     app.after_request(_add_version_headers)
     errors.register(app)
     for module in (root, introspection, ramdisk, rules):
         app.register_blueprint(module.blueprint)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
-    # outermost: the hot status GET skips every other layer
+    # the hot status GET skips every layer but authentication
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
+    app.wsgi_app = auth.wrap(app.wsgi_app, rt.conf)  # type: ignore[method-assign,assignment]
     return app

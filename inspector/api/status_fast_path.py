@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from inspector.api import urls, versions
+from inspector.api import access, urls, versions
 from inspector.api.status_body import status_body
 from inspector.db import introspections
 from inspector.runtime import Runtime
@@ -39,7 +39,9 @@ class StatusFastPath:
         if environ.get("REQUEST_METHOD") != "GET" or environ.get("QUERY_STRING"):
             return self._app(environ, start_response)
         match = _PATH_RE.match(environ.get("PATH_INFO", ""))
-        if match is None:
+        if match is None or not access.allowed(
+            self._rt.conf, "introspection:status", environ
+        ):  # a denied caller gets its 403 from the Flask app
             return self._app(environ, start_response)
         try:
             version = versions.negotiate(

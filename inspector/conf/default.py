@@ -44,9 +44,30 @@ OPTS = [
     cfg.StrOpt(
         "auth_strategy",
         default="noauth",
-        choices=[("noauth", "no authentication: only for trusted networks")],
-        help="Authentication of API requests. Only noauth is implemented so "
-        "far; keystone and http_basic are planned.",
+        choices=[
+            ("noauth", "no authentication: everyone is an admin; only for "
+             "trusted networks and labs"),
+            ("http_basic", "HTTP basic authentication against the bcrypt "
+             "htpasswd file http_basic_auth_user_file; every user is an admin"),
+            ("keystone", "Keystone tokens (keystonemiddleware, "
+             "[keystone_authtoken]); roles decide through the policy"),
+        ],
+        help="Authentication of API requests. /, /v1, /v1/continue, "
+        "/healthcheck and /metrics stay public; everything else answers 401 "
+        "without valid credentials.",
+    ),
+    cfg.StrOpt(
+        "http_basic_auth_user_file",
+        default="/etc/ironic-inspector/htpasswd",
+        help="htpasswd file of auth_strategy = http_basic: user:bcrypt-hash "
+        "lines (htpasswd -B). Re-read when it changes.",
+    ),
+    cfg.IntOpt(
+        "max_request_body_size",
+        default=16 * 1024 * 1024,
+        min=1024,
+        help="Largest request body in bytes; larger ones answer 413. A full "
+        "ramdisk inventory is well under 1 MiB.",
     ),
     cfg.IntOpt(
         "timeout",

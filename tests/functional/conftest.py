@@ -44,6 +44,9 @@ def conf(base_conf: cfg.ConfigOpts) -> Iterator[cfg.ConfigOpts]:
     fixture.config(store_data="database", group="processing")
     yield base_conf
     fixture.cleanUp()
+    # cleanUp resets the options and leaves CONF unparsed: parse it again,
+    # as the running service always has it (oslo.policy reads files through it)
+    base_conf([], project="ironic-inspector", default_config_files=[])
 
 
 class Service:

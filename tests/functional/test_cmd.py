@@ -20,7 +20,10 @@ def run(tmp_path: pathlib.Path, script: str, conf: str, *args: str
 @pytest.mark.parametrize("conf,fragment", [
     ("[processing]\nstore_data = swift\n", "[processing]store_data"),
     ("[processing]\nadd_ports = some\n", "[processing]add_ports"),
-    ("[DEFAULT]\nauth_strategy = keystone\n", "[DEFAULT]auth_strategy"),
+    ("[DEFAULT]\nauth_strategy = ldap\n", "[DEFAULT]auth_strategy"),
+    ("[DEFAULT]\nauth_strategy = http_basic\n"
+     "http_basic_auth_user_file = /nonexistent/htpasswd\n",
+     "http_basic_auth_user_file /nonexistent/htpasswd"),
     ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
     ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
 ])

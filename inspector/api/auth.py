@@ -1,0 +1,240 @@
+"""Who is calling: the ``[DEFAULT]auth_strategy`` WSGI layer in front of the API.
+
+Every strategy leaves the caller's identity in the WSGI environment the way
+keystonemiddleware does (``HTTP_X_ROLES``, ``HTTP_X_USER_NAME``,
+``HTTP_X_IDENTITY_STATUS`` ...), so the policy check reads one format
+whatever the strategy. Identity headers sent by the client are removed
+first: nobody can claim a role by sending ``X-Roles``.
+
+Public paths answer without credentials; any other request without valid
+ones gets 401 here, before the API sees it.
+"""
+
+import base64
+import binascii
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.api import versions
+
+LOG = logging.getLogger(__name__)
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+PUBLIC = {
+    ("GET", "/"),
+    ("GET", "/v1"),
+    ("POST", "/v1/continue"),
+    ("GET", "/healthcheck"),
+    ("HEAD", "/healthcheck"),
+    ("GET", "/metrics"),
+    ("HEAD", "/metrics"),
+}
+"""(method, path) answered without credentials: version discovery, the
+ramdisk's callback, and the operator endpoints."""
+
+IDENTITY_HEADERS = (
+    "HTTP_X_IDENTITY_STATUS", "HTTP_X_ROLES", "HTTP_X_ROLE", "HTTP_X_USER_ID",
+    "HTTP_X_USER_NAME", "HTTP_X_USER", "HTTP_X_USER_DOMAIN_ID",
+    "HTTP_X_USER_DOMAIN_NAME", "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME",
+    "HTTP_X_PROJECT_DOMAIN_ID", "HTTP_X_PROJECT_DOMAIN_NAME", "HTTP_X_TENANT_ID",
+    "HTTP_X_TENANT_NAME", "HTTP_X_TENANT", "HTTP_X_SYSTEM_SCOPE",
+    "HTTP_X_DOMAIN_ID", "HTTP_X_DOMAIN_NAME", "HTTP_X_SERVICE_ROLES",
+    "HTTP_X_SERVICE_IDENTITY_STATUS", "HTTP_X_IS_ADMIN_PROJECT",
+)
+
+
+def is_public(environ: dict[str, Any]) -> bool:
+    path = (environ.get("PATH_INFO") or "/").rstrip("/") or "/"
+    return (environ.get("REQUEST_METHOD", "GET"), path) in PUBLIC
+
+
+def _clean(environ: dict[str, Any]) -> None:
+    for key in IDENTITY_HEADERS:
+        environ.pop(key, None)
+
+
+def _admin(environ: dict[str, Any], user: str) -> None:
+    environ.update({
+        "HTTP_X_IDENTITY_STATUS": "Confirmed",
+        "HTTP_X_ROLES": "admin,reader",
+        "HTTP_X_USER_NAME": user,
+        "HTTP_X_USER_ID": user,
+        "HTTP_X_SYSTEM_SCOPE": "all",
+    })
+
+
+def unauthorized(
+    start_response: Callable[..., Any], message: str, challenge: str | None = None
+) -> list[bytes]:
+    body = json.dumps({"error": {"message": message}}).encode()
+    headers = [("Content-Type", "application/json"),
+               ("Content-Length", str(len(body))),
+               *versions.response_headers(None).items()]
+    if challenge:
+        headers.append(("WWW-Authenticate", challenge))
+    start_response("401 Unauthorized", headers)
+    return [body]
+
+
+class NoAuth:
+    """Everyone is an admin (``auth_strategy = noauth``)."""
+
+    def __init__(self, app: WSGIApp) -> None:
+        self._app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
+                 ) -> Iterable[bytes]:
+        _clean(environ)
+        _admin(environ, "noauth")
+        return self._app(environ, start_response)
+
+
+class Htpasswd:
+    """user -> bcrypt hash, re-read whenever the file changes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._guard = threading.Lock()
+        self._stamp: tuple[float, int] | None = None
+        self._users: dict[str, bytes] = {}
+        self._load()  # a missing or unreadable file fails the start
+
+    def _load(self) -> None:
+        try:
+            stat = os.stat(self.path)
+            with open(self.path, encoding="utf-8") as handle:
+                lines = handle.read().splitlines()
+        except OSError as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [DEFAULT]http_basic_auth_user_file "
+                f"{self.path}: {exc.strerror or exc}"
+            ) from exc
+        users = {}
+        for number, line in enumerate(lines, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            user, _, hashed = line.partition(":")
+            if not hashed.startswith(("$2y$", "$2b$", "$2a$")):
+                LOG.warning("%s line %d: user %r has no bcrypt hash (htpasswd -B); "
+                            "ignored", self.path, number, user)
+                continue
+            users[user] = hashed.encode()
+        self._users, self._stamp = users, (stat.st_mtime, stat.st_size)
+        LOG.info("Loaded %d users from %s", len(users), self.path)
+
+    def _refresh(self) -> None:
+        try:
+            stat = os.stat(self.path)
+        except OSError as exc:
+            LOG.error("Cannot read %s, keeping the users loaded before: %s",
+                      self.path, exc)
+            return
+        if (stat.st_mtime, stat.st_size) != self._stamp:
+            with self._guard:
+                try:
+                    self._load()
+                except exceptions.ConfigError as exc:
+                    LOG.error("%s; keeping the users loaded before", exc)
+
+    def check(self, user: str, password: str) -> bool:
+        import bcrypt
+
+        self._refresh()
+        hashed = self._users.get(user)
+        if hashed is None:
+            return False
+        try:
+            return bcrypt.checkpw(password.encode(), hashed)
+        except ValueError:
+            return False
+
+
+class HttpBasic:
+    """``auth_strategy = http_basic``: users of an htpasswd file, all admins."""
+
+    CHALLENGE = 'Basic realm="ironic-inspector"'
+
+    def __init__(self, app: WSGIApp, path: str) -> None:
+        self._app = app
+        self.users = Htpasswd(path)
+
+    def _user(self, environ: dict[str, Any]) -> str | None:
+        header = environ.get("HTTP_AUTHORIZATION", "")
+        scheme, _, encoded = header.partition(" ")
+        if scheme.lower() != "basic" or not encoded:
+            return None
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        user, sep, password = decoded.partition(":")
+        if not sep or not self.users.check(user, password):
+            return None
+        return user
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
+                 ) -> Iterable[bytes]:
+        _clean(environ)
+        user = self._user(environ)
+        if user is not None:
+            _admin(environ, user)
+        elif not is_public(environ):
+            return unauthorized(start_response, "Authentication required: send "
+                                "valid HTTP basic credentials", self.CHALLENGE)
+        return self._app(environ, start_response)
+
+
+class KeystoneGate:
+    """Behind keystonemiddleware (which validates tokens but lets every
+    request through): 401 for non-public requests without a valid token."""
+
+    def __init__(self, app: WSGIApp) -> None:
+        self._app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
+                 ) -> Iterable[bytes]:
+        if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed" and not is_public(
+            environ
+        ):
+            return unauthorized(start_response, "Authentication required: send a "
+                                "valid Keystone token in X-Auth-Token",
+                                "Keystone uri='keystone'")
+        return self._app(environ, start_response)
+
+
+def wrap(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
+    """``app`` behind the configured authentication."""
+    strategy = conf.auth_strategy
+    if strategy == "http_basic":
+        return HttpBasic(app, conf.http_basic_auth_user_file)
+    if strategy == "keystone":
+        from keystonemiddleware import auth_token
+
+        for group, options in auth_token.list_opts():
+            conf.register_opts(options, group=group)
+        ks = conf.keystone_authtoken
+        if not ks.www_authenticate_uri and not ks.auth_type:
+            raise exceptions.ConfigError(
+                "Invalid configuration: auth_strategy = keystone needs "
+                "[keystone_authtoken]www_authenticate_uri (the public Keystone "
+                "URL clients authenticate against) and the service's own "
+                "credentials (auth_type, auth_url, username, ...)"
+            )
+        return auth_token.AuthProtocol(
+            KeystoneGate(app),
+            {"oslo_config_config": conf, "delay_auth_decision": True},
+        )
+    LOG.warning("API authentication is DISABLED ([DEFAULT]auth_strategy = noauth): "
+                "anyone who can reach the API can start, abort and read "
+                "introspections and change rules. Use keystone or http_basic "
+                "outside a trusted network.")
+    return NoAuth(app)
