@@ -8,6 +8,7 @@ environment (:mod:`inspector.api.auth`).
 
 import logging
 import threading
+import time
 from typing import Any
 
 from oslo_config import cfg
@@ -15,6 +16,7 @@ from oslo_context import context
 from oslo_policy import policy
 
 from inspector import exceptions, policies
+from inspector.api.auth import IDENTITY_HEADERS
 
 LOG = logging.getLogger(__name__)
 
@@ -43,38 +45,86 @@ class Forbidden(exceptions.InspectorError):
     template = "Access to %(rule)s is denied for this user (roles: %(roles)s)"
 
 
+class _Decisions:
+    """One enforcer and its remembered answers.
+
+    With no target, a decision depends only on the rule and the caller's
+    identity headers, so it is remembered (a status poll then costs a dict
+    lookup, not a policy evaluation). The remembered answers are dropped
+    when the policy file's rules change (checked once a second) and when
+    there are too many of them.
+    """
+
+    REFRESH_SECONDS = 1.0
+    MAX_ENTRIES = 10000
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.enforcer = policy.Enforcer(conf)
+        self.enforcer.register_defaults(policies.list_rules())
+        self.enforcer.load_rules()
+        self._guard = threading.Lock()
+        self._answers: dict[tuple[Any, ...], bool] = {}
+        self._fingerprint = self._rules_fingerprint()
+        self._checked_at = time.monotonic()
+
+    def _rules_fingerprint(self) -> int:
+        return hash(tuple(sorted((k, str(v)) for k, v in self.enforcer.rules.items())))
+
+    def _refresh(self) -> None:
+        now = time.monotonic()
+        if now - self._checked_at < self.REFRESH_SECONDS:
+            return
+        with self._guard:
+            self._checked_at = now
+            self.enforcer.load_rules()
+            fingerprint = self._rules_fingerprint()
+            full = len(self._answers) > self.MAX_ENTRIES
+            if fingerprint != self._fingerprint or full:
+                self._answers = {}
+                self._fingerprint = fingerprint
+
+    def decide(self, rule: str, environ: dict[str, Any]) -> tuple[bool, Any]:
+        """(allowed, the caller's context or None when remembered)."""
+        self._refresh()
+        key = (rule, *(environ.get(h) for h in IDENTITY_HEADERS))
+        answer = self._answers.get(key)
+        if answer is not None:
+            return answer, None
+        ctx = context.RequestContext.from_environ(environ)
+        try:
+            answer = bool(self.enforcer.enforce(rule, {}, ctx, do_raise=False))
+        except policy.InvalidScope:
+            answer = False  # e.g. a domain-scoped token
+        self._answers[key] = answer
+        return answer, ctx
+
+
 _guard = threading.Lock()
-_enforcers: dict[int, policy.Enforcer] = {}
+_enforcers: dict[int, _Decisions] = {}
+
+
+def _decisions(conf: cfg.ConfigOpts) -> _Decisions:
+    with _guard:
+        found = _enforcers.get(id(conf))
+        if found is None:
+            found = _enforcers[id(conf)] = _Decisions(conf)
+        return found
 
 
 def enforcer(conf: cfg.ConfigOpts) -> policy.Enforcer:
     """The process's enforcer for ``conf``, with the default rules."""
-    with _guard:
-        found = _enforcers.get(id(conf))
-        if found is None:
-            found = policy.Enforcer(conf)
-            found.register_defaults(policies.list_rules())
-            found.load_rules()
-            _enforcers[id(conf)] = found
-        return found
+    return _decisions(conf).enforcer
 
 
 def check(conf: cfg.ConfigOpts, rule: str, environ: dict[str, Any]) -> None:
     """Raise :class:`Forbidden` unless the caller may use ``rule``."""
-    ctx = context.RequestContext.from_environ(environ)
-    try:
-        permitted = enforcer(conf).enforce(rule, {}, ctx, do_raise=False)
-    except policy.InvalidScope:
-        permitted = False  # e.g. a domain-scoped token
+    permitted, ctx = _decisions(conf).decide(rule, environ)
     if not permitted:
+        ctx = ctx or context.RequestContext.from_environ(environ)
         roles = ", ".join(ctx.roles) or "none"
         LOG.info("Denied %s to user %s (roles: %s)", rule, ctx.user_id, roles)
         raise Forbidden(rule=rule, roles=roles)
 
 
 def allowed(conf: cfg.ConfigOpts, rule: str, environ: dict[str, Any]) -> bool:
-    try:
-        check(conf, rule, environ)
-    except Forbidden:
-        return False
-    return True
+    return _decisions(conf).decide(rule, environ)[0]

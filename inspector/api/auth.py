@@ -48,7 +48,13 @@ IDENTITY_HEADERS = (
     "HTTP_X_TENANT_NAME", "HTTP_X_TENANT", "HTTP_X_SYSTEM_SCOPE",
     "HTTP_X_DOMAIN_ID", "HTTP_X_DOMAIN_NAME", "HTTP_X_SERVICE_ROLES",
     "HTTP_X_SERVICE_IDENTITY_STATUS", "HTTP_X_IS_ADMIN_PROJECT",
+    "HTTP_X_SERVICE_USER_ID", "HTTP_X_SERVICE_USER_NAME",
+    "HTTP_X_SERVICE_USER_DOMAIN_ID", "HTTP_X_SERVICE_USER_DOMAIN_NAME",
+    "HTTP_X_SERVICE_PROJECT_ID", "HTTP_X_SERVICE_PROJECT_NAME",
+    "HTTP_X_SERVICE_PROJECT_DOMAIN_ID", "HTTP_X_SERVICE_PROJECT_DOMAIN_NAME",
 )
+"""Where the caller's identity travels; removed from client requests, and
+the whole of what a policy decision depends on."""
 
 
 def is_public(environ: dict[str, Any]) -> bool:
