@@ -5,7 +5,7 @@ from typing import Any
 import flask
 
 from inspector import exceptions, introspection, states
-from inspector.api import params, urls
+from inspector.api import params, payload, urls
 from inspector.api.status_body import status_body
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
@@ -116,5 +116,8 @@ def get_unprocessed_data(node_id: str) -> flask.Response:
 @blueprint.post("/<node_id>/data/unprocessed")
 def reapply(node_id: str) -> flask.Response:
     body = params.json_object(required=False)
+    if body is not None:
+        payload.validate(body)
+        payload.redact(body)
     introspection.reapply(_rt(), node_id, body)
     return _accepted()

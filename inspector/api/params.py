@@ -7,6 +7,11 @@ import flask
 
 from inspector import exceptions
 
+MAX_DEPTH = 32
+"""Deepest nesting of objects and lists a body may have (an inventory: 5)."""
+MAX_ITEMS = 100000
+"""Longest list or largest object in a body (extra hardware data: ~5000)."""
+
 _TRUE = {"1", "t", "true", "on", "y", "yes"}
 _FALSE = {"0", "f", "false", "off", "n", "no"}
 
@@ -27,7 +32,7 @@ def json_object(*, required: bool = True) -> dict[str, Any] | None:
             f"The request body is not valid UTF-8 (byte {exc.start})"
         ) from None
     try:
-        body = json.loads(text)
+        body = json.loads(text, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise exceptions.InvalidInput(
             f"Invalid JSON in the request body: {exc}"
@@ -36,7 +41,30 @@ def json_object(*, required: bool = True) -> dict[str, Any] | None:
         raise exceptions.InvalidInput(
             f"The request body must be a JSON object, not {type(body).__name__}"
         )
+    _check_size(body)
     return body
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _check_size(body: Any) -> None:
+    """Refuse bodies nested deeper than MAX_DEPTH or with huge containers."""
+    stack: list[tuple[Any, int]] = [(body, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise exceptions.InvalidInput(
+                f"The request body is nested deeper than {MAX_DEPTH} levels"
+            )
+        children = value.values() if isinstance(value, dict) else value
+        if len(children) > MAX_ITEMS:
+            raise exceptions.InvalidInput(
+                f"The request body has a list or object of more than "
+                f"{MAX_ITEMS} items"
+            )
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
 
 def strict_bool(name: str, default: bool) -> bool:

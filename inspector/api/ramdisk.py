@@ -3,7 +3,7 @@
 import flask
 
 from inspector import introspection
-from inspector.api import params
+from inspector.api import params, payload
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("ramdisk", __name__)
@@ -13,6 +13,8 @@ blueprint = flask.Blueprint("ramdisk", __name__)
 def post_continue() -> flask.Response:
     data = params.json_object()
     assert data is not None
+    payload.validate(data)
+    payload.redact(data)
     rt: Runtime = flask.current_app.config["RUNTIME"]
     uuid = introspection.continue_(rt, data)
     return flask.jsonify({"uuid": uuid})

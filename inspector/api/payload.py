@@ -1,0 +1,84 @@
+"""The ramdisk's payload (POST /v1/continue, reapply with a body): its shape
+checked before anything is stored, and secrets removed.
+
+Only the parts the service reads are constrained; ironic-python-agent
+adds collectors over time and unknown keys are kept as they are. Values
+under keys that look like secrets (``*password*``, ``*secret*``,
+``*token*``, ...) are replaced with ``***`` before the data is stored, so
+they are never returned by the data endpoints nor seen by rules.
+"""
+
+import re
+from typing import Any
+
+import jsonschema
+
+from inspector import exceptions
+
+_STRING_OR_NULL = {"type": ["string", "null"]}
+_INTERFACE = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 255},
+        "mac_address": _STRING_OR_NULL,
+        "ipv4_address": _STRING_OR_NULL,
+        "ipv6_address": _STRING_OR_NULL,
+        "lldp": {"type": ["array", "null"], "maxItems": 512},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": _STRING_OR_NULL,
+        "boot_interface": _STRING_OR_NULL,
+        "inventory": {
+            "type": "object",
+            "properties": {
+                "interfaces": {"type": "array", "items": _INTERFACE, "maxItems": 1024},
+                "disks": {"type": "array", "items": {"type": "object"},
+                          "maxItems": 4096},
+                "cpu": {"type": "object"},
+                "memory": {"type": "object"},
+                "bmc_address": _STRING_OR_NULL,
+                "bmc_v6address": _STRING_OR_NULL,
+                "system_vendor": {"type": "object"},
+                "boot": {"type": "object"},
+            },
+        },
+        "pci_devices": {"type": "array", "items": {"type": "object"},
+                        "maxItems": 4096},
+        "root_disk": {"type": ["object", "null"]},
+    },
+}
+_VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
+
+SECRET_KEY = re.compile(r"pass(word|wd|phrase)?$|password|secret|token|"
+                        r"private_?key|credential", re.IGNORECASE)
+REDACTED = "***"
+
+
+def validate(data: dict[str, Any]) -> None:
+    """:raises InvalidInput: naming where the payload has the wrong shape."""
+    error = next(iter(sorted(_VALIDATOR.iter_errors(data), key=lambda e: e.path)),
+                 None)
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(the body)"
+        raise exceptions.InvalidInput(
+            f"Invalid ramdisk data at {where}: {error.message[:200]}"
+        )
+
+
+def redact(value: Any) -> Any:
+    """``value`` with the values of secret-looking keys replaced, in place."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and SECRET_KEY.search(key) and item not in (
+                None, ""
+            ):
+                value[key] = REDACTED
+            else:
+                redact(item)
+    elif isinstance(value, list):
+        for item in value:
+            redact(item)
+    return value
