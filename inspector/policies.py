@@ -53,7 +53,8 @@ def _rule(
 
 _API = [
     _rule("introspection", "rule:public_api",
-          "See the API root and its versions.", [("/", "GET"), ("/v1", "GET")]),
+          "See the API root, its versions and its OpenAPI description.",
+          [("/", "GET"), ("/v1", "GET"), ("/v1/openapi.json", "GET")]),
     _rule("introspection:continue", "rule:public_api",
           "The ramdisk posts what it found.", [("/v1/continue", "POST")]),
     _rule("introspection:status", "rule:reader_or_more",

@@ -23,6 +23,7 @@ LOG = logging.getLogger(__name__)
 ENDPOINT_RULES = {
     "root.get_versions": "introspection",
     "root.get_resources": "introspection",
+    "root.get_openapi": "introspection",
     "ramdisk.post_continue": "introspection:continue",
     "introspection.start": "introspection:start",
     "introspection.get_status": "introspection:status",

@@ -31,6 +31,7 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 PUBLIC = {
     ("GET", "/"),
     ("GET", "/v1"),
+    ("GET", "/v1/openapi.json"),
     ("POST", "/v1/continue"),
     ("GET", "/healthcheck"),
     ("HEAD", "/healthcheck"),

@@ -28,6 +28,13 @@ def get_versions() -> flask.Response:
     )
 
 
+@blueprint.get("/v1/openapi.json")
+def get_openapi() -> flask.Response:
+    from inspector.api import openapi
+
+    return flask.jsonify(openapi.document())
+
+
 @blueprint.get("/v1")
 @blueprint.get("/v1/")
 def get_resources() -> flask.Response:

@@ -25,6 +25,7 @@ RULE = str(uuid_mod.uuid4())
 ENDPOINTS = [
     ("GET", "/", "public"),
     ("GET", "/v1", "public"),
+    ("GET", "/v1/openapi.json", "public"),
     ("POST", "/v1/continue", "public"),
     ("GET", "/v1/introspection", "reader"),
     ("GET", f"/v1/introspection/{NODE}", "reader"),

@@ -1,0 +1,123 @@
+"""The OpenAPI 3 description of the v1 API, served at GET /v1/openapi.json.
+
+Written next to the routes it describes; a test checks that both list the
+same operations, and the fuzzing test drives the API from this document.
+"""
+
+from typing import Any
+
+from inspector.api import payload, versions
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+_NODE = {"name": "node_id", "in": "path", "required": True,
+         "description": "Node UUID or Ironic node name",
+         "schema": {"type": "string"}}
+_RULE = {"name": "rule_id", "in": "path", "required": True,
+         "schema": {"type": "string", "format": "uuid"}}
+
+RULE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "uuid": {"type": "string", "format": "uuid"},
+        "description": {"type": ["string", "null"]},
+        "scope": {"type": ["string", "null"], "maxLength": 255},
+        "conditions": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"op": {"type": "string"}, "field": {"type": "string"},
+                           "multiple": {"enum": ["any", "all", "first"]},
+                           "invert": {"type": "boolean"}},
+            "required": ["op", "field"]}},
+        "actions": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "properties": {"action": {"type": "string"}},
+            "required": ["action"]}},
+    },
+    "required": ["actions"],
+}
+
+
+def _responses(success: str, *errors: int) -> dict[str, Any]:
+    result: dict[str, Any] = {success: {"description": "Success"}}
+    for code in (400, 401, 403, 406, *errors):
+        result[str(code)] = {"description": "Error", "content": {
+            "application/json": {"schema": _ERROR}}}
+    return result
+
+
+def _op(summary: str, success: str, *errors: int, params: list[Any] | None = None,
+        body: dict[str, Any] | None = None, body_required: bool = True,
+        public: bool = False) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": _responses(success, *errors)}
+    if params:
+        op["parameters"] = params
+    if body is not None:
+        op["requestBody"] = {"required": body_required,
+                             "content": {"application/json": {"schema": body}}}
+    if public:
+        op["security"] = []
+    return op
+
+
+def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema,
+            "description": text}
+
+
+PATHS: dict[str, dict[str, Any]] = {
+    "/": {"get": _op("API versions", "200", public=True)},
+    "/v1": {"get": _op("Resources of v1", "200", public=True)},
+    "/v1/openapi.json": {"get": _op("This document", "200", public=True)},
+    "/v1/continue": {"post": _op(
+        "Ramdisk data of a node under introspection", "200", 404, 409, 413,
+        body=payload.SCHEMA, public=True)},
+    "/v1/introspection": {"get": _op(
+        "List introspection statuses, newest first", "200", 404, params=[
+            _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
+            _query("marker", {"type": "string"}, "UUID of the last item seen"),
+            _query("state", {"type": "string"}, "comma-separated states")])},
+    "/v1/introspection/{node_id}": {
+        "get": _op("Introspection status", "200", 404, params=[_NODE]),
+        "post": _op("Start introspection", "202", 404, 409, params=[
+            _NODE, _query("manage_boot", {"type": "string"}, "true or false")]),
+    },
+    "/v1/introspection/{node_id}/abort": {
+        "post": _op("Abort introspection", "202", 404, 409, params=[_NODE])},
+    "/v1/introspection/{node_id}/data": {
+        "get": _op("Processed data", "200", 404, params=[_NODE])},
+    "/v1/introspection/{node_id}/data/unprocessed": {
+        "get": _op("Data as the ramdisk posted it", "200", 404, params=[_NODE]),
+        "post": _op("Process stored (or these) data again", "202", 404, 409, 413,
+                    params=[_NODE], body=payload.SCHEMA, body_required=False),
+    },
+    "/v1/rules": {
+        "get": _op("List rules", "200"),
+        "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
+        "delete": _op("Delete every rule", "204"),
+    },
+    "/v1/rules/{rule_id}": {
+        "get": _op("A rule", "200", 404, params=[_RULE]),
+        "delete": _op("Delete a rule", "204", 404, params=[_RULE]),
+    },
+}
+
+
+def document() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Bare metal introspection (ironic-inspector v1)",
+            "version": versions.format_version(versions.MAXIMUM),
+        },
+        "paths": PATHS,
+        "components": {
+            "schemas": {"Error": {
+                "type": "object",
+                "properties": {"error": {"type": "object", "properties": {
+                    "message": {"type": "string"}}, "required": ["message"]}},
+                "required": ["error"]}},
+            "securitySchemes": {
+                "keystone": {"type": "apiKey", "in": "header", "name": "X-Auth-Token"},
+                "basic": {"type": "http", "scheme": "basic"},
+            },
+        },
+        "security": [{"keystone": []}, {"basic": []}],
+    }
