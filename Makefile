@@ -29,6 +29,7 @@ demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages)
 lint: venv
 	$(BIN)/ruff check inspector tests
 	$(BIN)/mypy inspector
+	$(BIN)/shellcheck -s bash devstack/plugin.sh devstack/settings tools/*.sh .ci/run
 
 unit: venv
 	$(BIN)/pytest tests/unit -q -p no:cacheprovider
