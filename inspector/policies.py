@@ -80,6 +80,12 @@ _API = [
     _rule("introspection:rule:delete", "rule:admin_or_service",
           "Delete introspection rules.",
           [("/v1/rules", "DELETE"), ("/v1/rules/{rule_id}", "DELETE")]),
+    _rule("introspection:conductor:get", "rule:reader_or_more",
+          "See the conductors, whether they are alive and enabled (1.19).",
+          [("/v1/conductors", "GET"), ("/v1/conductors/{host}", "GET")]),
+    _rule("introspection:conductor:update", "rule:is_admin",
+          "Enable or disable a conductor (1.19).",
+          [("/v1/conductors/{host}", "PATCH")]),
 ]
 
 

@@ -12,6 +12,7 @@ from inspector.locking.base import LockProvider
 if TYPE_CHECKING:
     from inspector.baremetal.client import BaremetalClient
     from inspector.conductor.rpcapi import ConductorClient
+    from inspector.coordination.service_group import ServiceGroup
 
 
 @dataclasses.dataclass
@@ -23,5 +24,7 @@ class Runtime:
     baremetal: "BaremetalClient"
     locks: LockProvider
     rpc: "ConductorClient | None" = None
+    conductors: "ServiceGroup | None" = None
+    """The view of the conductors (list, enable/disable) the API serves."""
     run_id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
     """This run of the process: a restart with the same host is a new run."""

@@ -37,6 +37,9 @@ ENDPOINT_RULES = {
     "rules.create_rule": "introspection:rule:create",
     "rules.delete_rule": "introspection:rule:delete",
     "rules.delete_rules": "introspection:rule:delete",
+    "conductors.list_conductors": "introspection:conductor:get",
+    "conductors.get_conductor": "introspection:conductor:get",
+    "conductors.update_conductor": "introspection:conductor:update",
 }
 """Flask endpoint -> policy rule. A test checks that every route has one."""
 

@@ -8,6 +8,7 @@ import flask
 from inspector.api import (
     access,
     auth,
+    conductors,
     errors,
     introspection,
     ramdisk,
@@ -93,7 +94,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     app.before_request(_authorize)
     app.after_request(_add_version_headers)
     errors.register(app)
-    for module in (root, introspection, ramdisk, rules):
+    for module in (root, introspection, ramdisk, rules, conductors):
         app.register_blueprint(module.blueprint)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication

@@ -15,6 +15,15 @@ _NODE = {"name": "node_id", "in": "path", "required": True,
 _RULE = {"name": "rule_id", "in": "path", "required": True,
          "schema": {"type": "string", "format": "uuid"}}
 
+_HOST = {"name": "host", "in": "path", "required": True,
+         "schema": {"type": "string"}}
+CONDUCTOR_PATCH = {
+    "type": "object",
+    "properties": {"enabled": {"type": "boolean"},
+                   "disabled_reason": {"type": ["string", "null"], "maxLength": 255}},
+    "required": ["enabled"],
+}
+
 RULE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -92,6 +101,12 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("List rules", "200"),
         "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
         "delete": _op("Delete every rule", "204"),
+    },
+    "/v1/conductors": {"get": _op("List conductors (1.19)", "200", 404)},
+    "/v1/conductors/{host}": {
+        "get": _op("A conductor (1.19)", "200", 404, params=[_HOST]),
+        "patch": _op("Enable or disable a conductor (1.19)", "200", 404, 413,
+                     params=[_HOST], body=CONDUCTOR_PATCH),
     },
     "/v1/rules/{rule_id}": {
         "get": _op("A rule", "200", 404, params=[_RULE]),

@@ -7,6 +7,8 @@ from inspector.api import urls, versions
 blueprint = flask.Blueprint("root", __name__)
 
 RESOURCES = ("introspection", "continue", "rules")
+NEWER_RESOURCES = {"conductors": (1, 19)}
+"""Resources of our own microversions: listed from their version on."""
 
 
 def _link(path: str) -> dict[str, str]:
@@ -38,10 +40,9 @@ def get_openapi() -> flask.Response:
 @blueprint.get("/v1")
 @blueprint.get("/v1/")
 def get_resources() -> flask.Response:
+    names = list(RESOURCES) + [
+        name for name, since in NEWER_RESOURCES.items() if flask.g.api_version >= since
+    ]
     return flask.jsonify(
-        {
-            "resources": [
-                {"name": name, "links": [_link(f"/v1/{name}")]} for name in RESOURCES
-            ]
-        }
+        {"resources": [{"name": n, "links": [_link(f"/v1/{n}")]} for n in names]}
     )

@@ -48,8 +48,11 @@ class ApiService:
         except Exception:
             self.coordinator.stop()
             raise
+        from inspector.coordination import conductor_state, service_group
+
+        store = conductor_state.for_coordinator(self.coordinator)
         self.members = GroupMembers(
-            self.coordinator, conf.coordination.member_cache_seconds
+            self.coordinator, conf.coordination.member_cache_seconds, store
         )
         self.runtime = Runtime(
             conf=conf,
@@ -58,6 +61,7 @@ class ApiService:
             locks=factory.from_conf(conf, self.coordinator),
         )
         self.runtime.rpc = ConductorClient(conf, self.transport, self.members)
+        self.runtime.conductors = service_group.for_split(self.coordinator, self.db)
         self.app = create_app(self.runtime)
         LOG.info("API service of %s ready (split mode)", conf.host)
 

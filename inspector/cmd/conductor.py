@@ -66,8 +66,14 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
         baremetal=BaremetalClient(conf),
         locks=factory.from_conf(conf, coordinator),
     )
+    from inspector.coordination import conductor_state
+
+    store = conductor_state.for_coordinator(coordinator)
     conductor = ConductorService(
-        rt, transport, GroupMembers(coordinator, ttl=0)  # the sweep reads it fresh
+        rt,
+        transport,
+        GroupMembers(coordinator, ttl=0),  # the sweep reads it fresh
+        enabled=lambda: (store.get(conf.host) or {}).get("enabled", True),
     )
     membership = Membership(
         coordinator,

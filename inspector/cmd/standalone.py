@@ -61,7 +61,11 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     rt = Runtime(
         conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
     )
-    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host))
+    from inspector.coordination import conductor_state, service_group
+
+    store = conductor_state.DatabaseStore(db)
+    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host, store))
+    rt.conductors = service_group.for_standalone(db, conf)
     conductor = ConductorService(rt, transport, FixedConductor(conf.host))
     server = WSGIServer(
         create_app(rt), conf.listen_address, conf.listen_port, conf.api_threads

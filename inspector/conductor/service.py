@@ -1,6 +1,7 @@
 """The conductor service: RPC server plus periodic tasks."""
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 import oslo_messaging as messaging
@@ -26,10 +27,17 @@ class ConductorService:
     """Receives casts on ``Target(topic, server=[DEFAULT]host)``."""
 
     def __init__(
-        self, rt: Runtime, transport: messaging.Transport, members: Members
+        self,
+        rt: Runtime,
+        transport: messaging.Transport,
+        members: Members,
+        enabled: Callable[[], bool] | None = None,
     ) -> None:
         self.rt = rt
         self.members = members
+        self._enabled = enabled
+        """Whether an operator left this conductor enabled (split mode). A
+        disabled one finishes its own work but leads nothing."""
         self.manager = ConductorManager(rt, pipeline.load_hooks(rt.conf))
         conf: cfg.ConfigOpts = rt.conf
         self.leadership = Leadership(
@@ -65,7 +73,14 @@ class ConductorService:
     def _cluster_duties(self) -> None:
         """Renew (or try to take) the lead, then look for lost work: all of
         it as the leader, only this host's from before a restart otherwise."""
-        leader = self.leadership.renew()
+        if self._may_lead():
+            leader = self.leadership.renew()
+        else:
+            if self.leadership.is_leader():
+                LOG.info("Conductor %s is disabled: giving up the lead",
+                         self.rt.conf.host)
+            self.leadership.resign()
+            leader = False
         try:
             self.manager.sweep(self.members.hosts, leader)
         except sa_exc.SQLAlchemyError as exc:  # database down: say so in one line
@@ -73,6 +88,15 @@ class ConductorService:
                 "Cannot look for lost work: the database is unreachable: %s",
                 str(getattr(exc, "orig", exc)).strip().splitlines()[:1],
             )
+
+    def _may_lead(self) -> bool:
+        if self._enabled is None:
+            return True
+        try:
+            return self._enabled()
+        except Exception as exc:  # the backend is away: keep doing the duties
+            LOG.warning("Cannot read whether %s is enabled: %s", self.rt.conf.host, exc)
+            return True
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

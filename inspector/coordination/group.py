@@ -5,6 +5,7 @@ import logging
 import threading
 from typing import Any
 
+import tooz
 from tooz import coordination
 
 from inspector import exceptions
@@ -39,6 +40,7 @@ class Membership:
             target=self._beat, name="coordination-heartbeat", daemon=True
         )
         self.rejoins = 0
+        self._no_updates = False
 
     def start(self) -> None:
         """Join the group (creating it when needed) and start heartbeating."""
@@ -70,6 +72,7 @@ class Membership:
         """One heartbeat plus a membership check; returns the next wait."""
         with translated("heartbeat"):
             interval = self._coordinator.heartbeat()
+        self._publish_heartbeat()
         if not self.is_member():
             LOG.warning(
                 "Conductor %s is no longer in the group (its membership "
@@ -80,6 +83,23 @@ class Membership:
             self.rejoins += 1
         wait = float(interval or MAX_BEAT * 3) / 3
         return min(max(wait, MIN_BEAT), MAX_BEAT)
+
+    def _publish_heartbeat(self) -> None:
+        """Refresh ``last_heartbeat`` in this member's capabilities (for
+        ``conductor show``); backends without capability updates are skipped."""
+        if self._no_updates:
+            return
+        self.capabilities["last_heartbeat"] = datetime.datetime.now(
+            datetime.UTC
+        ).isoformat()
+        try:
+            with translated("publish the heartbeat"):
+                self._coordinator.update_capabilities(GROUP_ID, self.capabilities).get()
+        except exceptions.ServiceUnavailable as exc:
+            if isinstance(exc.__cause__, tooz.NotImplemented | NotImplementedError):
+                self._no_updates = True  # e.g. the file driver
+            elif not isinstance(exc.__cause__, coordination.MemberNotJoined):
+                raise  # MemberNotJoined: the membership check joins again
 
     def _beat(self) -> None:
         wait = MIN_BEAT

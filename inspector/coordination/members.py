@@ -5,26 +5,44 @@ import random
 import threading
 import time
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooz import coordination
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
 
+if TYPE_CHECKING:
+    from inspector.coordination.conductor_state import StateStore
+
 LOG = logging.getLogger(__name__)
+
+
+def _disabled_reason(store: "StateStore | None", host: str) -> str | None:
+    """Why ``host`` takes no new work (None: it does)."""
+    state = store.get(host) if store is not None else None
+    if state and not state.get("enabled", True):
+        return str(state.get("reason") or "disabled")
+    return None
 
 
 class FixedConductor:
     """Standalone mode: the one conductor in this process."""
 
-    def __init__(self, host: str) -> None:
+    def __init__(self, host: str, store: "StateStore | None" = None) -> None:
         self.host = host
+        self._store = store
 
     def pick(self, exclude: Collection[str] = ()) -> str:
         if self.host in exclude:
             raise exceptions.ServiceUnavailable(
                 reason="the conductor of this process did not take the request"
+            )
+        reason = _disabled_reason(self._store, self.host)
+        if reason is not None:
+            raise exceptions.ServiceUnavailable(
+                reason=f"the conductor {self.host} is disabled ({reason}); "
+                f"enable it: ironic-inspector-manage conductor enable {self.host}"
             )
         return self.host
 
@@ -42,9 +60,13 @@ class GroupMembers:
     drops once their membership lease expires.
     """
 
-    def __init__(self, coordinator: Any, ttl: float) -> None:
+    def __init__(
+        self, coordinator: Any, ttl: float, store: "StateStore | None" = None
+    ) -> None:
         self._coordinator = coordinator
         self._ttl = ttl
+        self._store = store
+        self._disabled: dict[str, str] = {}
         self._guard = threading.Lock()
         self._hosts: list[str] = []
         self._read_at = -float("inf")
@@ -63,19 +85,39 @@ class GroupMembers:
             except coordination.GroupNotCreated:
                 members = set()
         hosts = sorted(m.decode() for m in members)
+        disabled = {}
+        if self._store is not None:
+            with translated("read conductor states"):
+                for host in hosts:
+                    reason = _disabled_reason(self._store, host)
+                    if reason is not None:
+                        disabled[host] = reason
         with self._guard:
             self._hosts, self._read_at = hosts, time.monotonic()
+            self._disabled = disabled
         return list(hosts)
+
+    def routable(self) -> list[str]:
+        """Live and enabled conductors (as of the same cached read)."""
+        hosts = self.hosts()
+        with self._guard:
+            return [h for h in hosts if h not in self._disabled]
 
     def pick(self, exclude: Collection[str] = ()) -> str:
         """A random live conductor not in ``exclude``.
 
         :raises ServiceUnavailable: none is available (the API answers 503).
         """
-        candidates = [h for h in self.hosts() if h not in exclude]
+        candidates = [h for h in self.routable() if h not in exclude]
         if not candidates and exclude:
             self.invalidate()  # the cache may be behind: look once more
-            candidates = [h for h in self.hosts() if h not in exclude]
+            candidates = [h for h in self.routable() if h not in exclude]
+        if not candidates and self._disabled:
+            raise exceptions.ServiceUnavailable(
+                reason="no conductor is available: every live conductor is "
+                f"disabled ({', '.join(sorted(self._disabled))}); enable one with "
+                "ironic-inspector-manage conductor enable HOST"
+            )
         if not candidates:
             raise exceptions.ServiceUnavailable(
                 reason="no conductor is available: none is a live member of "

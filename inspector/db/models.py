@@ -70,6 +70,21 @@ class Lease(Base):
     expires_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
 
 
+class ConductorState(Base):
+    """Operator-set state of a conductor (enabled, disabled with a reason).
+
+    Only the standalone process keeps it here: in split mode it lives in the
+    coordination backend beside the conductor group, the one source of truth
+    for conductors (:mod:`inspector.coordination.conductor_state`).
+    """
+
+    __tablename__ = "conductor_states"
+
+    host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    state: Mapped[str] = mapped_column(Text, nullable=False)
+    updated_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+
+
 class Attribute(Base):
     """A lookup attribute (MAC or BMC address) of an active introspection."""
 

@@ -18,6 +18,7 @@ from inspector.api.app import create_app
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.conductor.service import ConductorService
 from inspector.conf import opts
+from inspector.coordination import conductor_state, service_group
 from inspector.coordination.members import FixedConductor
 from inspector.db import engine, migration
 from inspector.locking.semaphore import SemaphoreLockProvider
@@ -92,7 +93,11 @@ def _service(
         baremetal=ironic,  # type: ignore[arg-type]
         locks=SemaphoreLockProvider(),
     )
-    rt.rpc = ConductorClient(base_conf, transport, FixedConductor(base_conf.host))
+    store = conductor_state.DatabaseStore(db)
+    rt.rpc = ConductorClient(
+        base_conf, transport, FixedConductor(base_conf.host, store)
+    )
+    rt.conductors = service_group.for_standalone(db, base_conf)
     conductor = ConductorService(rt, transport, FixedConductor(base_conf.host))
     conductor.start()
     app = create_app(rt)

@@ -20,6 +20,7 @@ from tests.functional.conftest import Service
 
 NODE = str(uuid_mod.uuid4())
 RULE = str(uuid_mod.uuid4())
+HOST = "no-such-conductor"
 
 # (method, path, who may: "public", "reader" or "admin")
 ENDPOINTS = [
@@ -39,11 +40,14 @@ ENDPOINTS = [
     ("DELETE", "/v1/rules", "admin"),
     ("GET", f"/v1/rules/{RULE}", "reader"),
     ("DELETE", f"/v1/rules/{RULE}", "admin"),
+    ("GET", "/v1/conductors", "reader"),
+    ("GET", f"/v1/conductors/{HOST}", "reader"),
+    ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),
 ]
 ROLES = {"none": ["member"], "reader": ["reader"], "admin": ["admin"],
          "service": ["service"]}
 MAY = {"public": set(ROLES), "reader": {"reader", "admin", "service"},
-       "admin": {"admin", "service"}}
+       "admin": {"admin", "service"}, "admin-only": {"admin"}}
 
 
 def _call(client: FlaskClient, method: str, path: str, **kwargs: Any) -> Any:
@@ -58,8 +62,8 @@ def test_every_route_has_a_policy_rule(service: Service) -> None:
     assert endpoints == set(access.ENDPOINT_RULES)
     routes = {(m, r.rule) for r in app.url_map.iter_rules() if r.endpoint != "static"
               for m in r.methods - {"HEAD", "OPTIONS"}}
-    covered = {(m, p.replace(NODE, "<node_id>").replace(RULE, "<rule_id>"))
-               for m, p, _ in ENDPOINTS}
+    covered = {(m, p.replace(NODE, "<node_id>").replace(RULE, "<rule_id>")
+                .replace(HOST, "<host>")) for m, p, _ in ENDPOINTS}
     assert {(m, r.rstrip("/") or "/") for m, r in routes} == covered
 
 

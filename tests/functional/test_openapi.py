@@ -46,6 +46,9 @@ def fuzz_app(request: pytest.FixtureRequest, service: Service, conf: cfg.ConfigO
             headers["Authorization"] = "Basic " + base64.b64encode(b"fuzz:pw").decode()
     yield create_app(service.rt), headers
     service.client.delete("/v1/rules")
+    assert service.rt.conductors is not None
+    for view in service.rt.conductors.conductors():  # the fuzzer may disable it
+        service.rt.conductors.set_enabled(view["hostname"], True)
 
 
 def test_fuzz_finds_no_server_error(fuzz_app: tuple[Any, dict[str, str]]) -> None:

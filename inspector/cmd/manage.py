@@ -1,0 +1,104 @@
+"""ironic-inspector-manage: operator commands that need no API.
+
+``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST``
+read and change the same service-group view the API serves and routes by
+(the coordination backend in split mode, the database in standalone mode).
+"""
+
+import json
+import sys
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector.cmd import process
+
+PROG = "ironic-inspector-manage"
+COLUMNS = ("hostname", "alive", "enabled", "disabled_reason", "introspections",
+           "last_heartbeat", "version")
+
+
+def _add_commands(subparsers: Any) -> None:
+    conductor = subparsers.add_parser("conductor", help="the conductors")
+    actions = conductor.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="every conductor")
+    listing.add_argument("--json", action="store_true")
+    show = actions.add_parser("show", help="one conductor")
+    show.add_argument("conductor", metavar="HOST")
+    show.add_argument("--json", action="store_true")
+    disable = actions.add_parser("disable", help="no new work for HOST")
+    disable.add_argument("conductor", metavar="HOST")
+    disable.add_argument("--reason", default=None)
+    enable = actions.add_parser("enable", help="new work for HOST again")
+    enable.add_argument("conductor", metavar="HOST")
+
+
+COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    cells = [[str(r.get(c) if r.get(c) is not None else "") for c in COLUMNS]
+             for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
+              for i, c in enumerate(COLUMNS)]
+    line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True))
+            for row in cells]
+    return "\n".join(out)
+
+
+def _service_group(conf: cfg.ConfigOpts) -> Any:
+    from inspector.coordination import service_group
+    from inspector.coordination.backend import start_coordinator
+    from inspector.db import engine, migration
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    if conf.standalone:
+        return service_group.for_standalone(db, conf)
+    coordinator = start_coordinator(conf, f"{conf.host}.manage")
+    return service_group.for_split(coordinator, db)
+
+
+def run(conf: cfg.ConfigOpts) -> int:
+    group = _service_group(conf)
+    action = conf.command.action
+    if action == "list":
+        rows = group.conductors()
+        print(json.dumps(rows, indent=2) if conf.command.json else _table(rows))
+    elif action == "show":
+        view = group.get(conf.command.conductor)
+        if conf.command.json:
+            print(json.dumps(view, indent=2))
+        else:
+            for key, value in view.items():
+                print(f"{key:16} {'' if value is None else value}")
+    else:
+        enabled = action == "enable"
+        reason = None if enabled else conf.command.reason
+        view, warning = group.set_enabled(conf.command.conductor, enabled, reason)
+        reason_text = view["disabled_reason"]
+        state = "enabled" if view["enabled"] else f"disabled ({reason_text})"
+        print(f"Conductor {view['hostname']} is {state}")
+        if warning:
+            print(f"Warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    process.select_threading_backend()
+    import logging
+
+    from inspector import exceptions
+
+    logging.getLogger("inspector").setLevel(logging.ERROR)  # the output says it
+    conf = cfg.CONF
+    conf.register_cli_opt(COMMAND)
+    try:
+        process.parse_config(sys.argv[1:] if argv is None else argv, conf)
+        return run(conf)
+    except (cfg.Error, exceptions.InspectorError) as exc:
+        message = str(exc)
+        code = 1 if isinstance(exc, exceptions.NotFound) else 2
+        process.die(PROG, message, code=code)

@@ -1,0 +1,175 @@
+"""The one view of the conductors every interface goes through.
+
+Which conductors exist and are alive is the tooz group (their membership,
+with the capabilities each published when it joined and refreshes on every
+heartbeat); whether each may get new work is the operator's state kept
+beside the group (:mod:`inspector.coordination.conductor_state`). The HTTP
+API, ``ironic-inspector-manage`` and the API's choice of a conductor all
+read this class, so they cannot disagree. The standalone process has the
+same view of its one conductor: alive while it holds the leader lease of
+its database, its state a row of that database.
+"""
+
+import datetime
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import sqlalchemy as sa
+
+from inspector import exceptions, states
+from inspector.coordination.backend import GROUP_ID, translated
+from inspector.coordination.conductor_state import StateStore
+from inspector.db import models
+from inspector.db.engine import Database
+
+LOG = logging.getLogger(__name__)
+
+Members = Callable[[], dict[str, dict[str, Any]]]
+"""Live conductors: host -> the capabilities it published."""
+
+
+class ConductorNotFound(exceptions.NotFound):
+    template = "Conductor %(host)s was not found"
+
+
+def group_members(coordinator: Any) -> Members:
+    """Live members of the tooz group, with their capabilities."""
+    from tooz import coordination
+
+    def members() -> dict[str, dict[str, Any]]:
+        with translated("list the conductor group"):
+            try:
+                found = coordinator.get_members_with_capabilities(GROUP_ID).get()
+            except coordination.GroupNotCreated:
+                return {}
+        return {m.decode(): dict(caps or {}) for m, caps in found.items()}
+
+    return members
+
+
+def standalone_member(db: Database, host: str, lease_seconds: float) -> Members:
+    """The standalone process's conductor: alive while its leader lease is
+    (renewed every third of ``[coordination]leader_lease``)."""
+
+    def members() -> dict[str, dict[str, Any]]:
+        with db.session() as session:
+            lease = session.get(models.Lease, "leader")
+        if lease is None or (lease.holder or "").split("/")[0] != host:
+            return {}
+        if lease.expires_at <= models.utcnow():
+            return {}
+        renewed = lease.expires_at - datetime.timedelta(seconds=lease_seconds)
+        return {host: {"host": host, "last_heartbeat": renewed.isoformat()}}
+
+    return members
+
+
+def for_standalone(db: Database, conf: Any) -> "ServiceGroup":
+    from inspector.coordination.conductor_state import DatabaseStore
+
+    members = standalone_member(db, conf.host, conf.coordination.leader_lease)
+    return ServiceGroup(members, DatabaseStore(db), db)
+
+
+def for_split(coordinator: Any, db: Database) -> "ServiceGroup":
+    from inspector.coordination.conductor_state import for_coordinator
+
+    return ServiceGroup(group_members(coordinator), for_coordinator(coordinator), db)
+
+
+class ServiceGroup:
+    def __init__(self, members: Members, store: StateStore, db: Database) -> None:
+        self._members = members
+        self._store = store
+        self._db = db
+
+    def _owned(self) -> dict[str, int]:
+        model = models.Introspection
+        query = (sa.select(model.owner, sa.func.count())
+                 .where(model.state.in_(states.WORKING), model.owner.is_not(None))
+                 .group_by(model.owner))
+        with self._db.session() as session:
+            return {str(owner): count for owner, count in session.execute(query)}
+
+    @staticmethod
+    def _view(host: str, caps: dict[str, Any] | None, state: dict[str, Any] | None,
+              owned: int) -> dict[str, Any]:
+        alive = caps is not None
+        caps = caps or {}
+        state = state or {}
+        return {
+            "hostname": host,
+            "alive": alive,
+            "enabled": state.get("enabled", True),
+            "disabled_reason": state.get("reason"),
+            "started_at": caps.get("started_at"),
+            "last_heartbeat": caps.get("last_heartbeat"),
+            "rpc_version": caps.get("rpc_version"),
+            "version": caps.get("version"),
+            "introspections": owned,
+        }
+
+    def _all(self) -> dict[str, dict[str, Any]]:
+        members = self._members()
+        with translated("read conductor states"):
+            known = set(members) | set(self._store.hosts())
+            states_ = {host: self._store.get(host) for host in known}
+        owned = self._owned()
+        views = {}
+        for host in sorted(known):
+            views[host] = self._view(
+                host, members.get(host), states_[host], owned.get(host, 0)
+            )
+        return views
+
+    def conductors(self) -> list[dict[str, Any]]:
+        """Every conductor that is alive or has a state set, by name."""
+        return list(self._all().values())
+
+    def get(self, host: str) -> dict[str, Any]:
+        found = self._all().get(host)
+        if found is None:
+            raise ConductorNotFound(host=host)
+        return found
+
+    def set_enabled(
+        self, host: str, enabled: bool, reason: str | None = None
+    ) -> tuple[dict[str, Any], str | None]:
+        """Enable or disable ``host``; returns its view and a warning, if any.
+
+        :raises ConductorNotFound: a host that is neither alive nor known.
+        """
+        views = self._all()
+        if host not in views:
+            raise ConductorNotFound(host=host)
+        state = {
+            "enabled": enabled,
+            "reason": None if enabled else (reason or "disabled by an operator"),
+            "changed_at": datetime.datetime.now(datetime.UTC).isoformat(),
+        }
+        with translated("store the conductor state"):
+            self._store.put(host, state)
+        warning = None
+        if not enabled:
+            others = [h for h, v in views.items()
+                      if h != host and v["alive"] and v["enabled"]]
+            if not others:
+                warning = (f"{host} was the last enabled conductor: no new "
+                           "introspection can start until one is enabled")
+        LOG.log(logging.WARNING if warning else logging.INFO,
+                "Conductor %s %s%s%s", host, "enabled" if enabled else "disabled",
+                f" ({state['reason']})" if state["reason"] else "",
+                f"; {warning}" if warning else "")
+        return self.get(host), warning
+
+    def routable(self) -> list[str]:
+        """Alive and enabled: where new work may go."""
+        members = self._members()
+        with translated("read conductor states"):
+            return [h for h in sorted(members)
+                    if (self._store.get(h) or {}).get("enabled", True)]
+
+    def is_enabled(self, host: str) -> bool:
+        with translated("read conductor states"):
+            return bool((self._store.get(host) or {}).get("enabled", True))
