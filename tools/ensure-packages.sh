@@ -8,6 +8,7 @@ set -euo pipefail
 missing=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+[ -x /usr/bin/redis-server ] || missing+=(redis-server)  # the other tooz backend
 command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)

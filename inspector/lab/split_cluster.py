@@ -8,6 +8,7 @@ from inspector.lab.etcd_server import EtcdServer
 from inspector.lab.inspector_server import InspectorServer
 from inspector.lab.postgres_server import PostgresServer
 from inspector.lab.rabbitmq_server import RabbitMQServer
+from inspector.lab.redis_server import RedisServer
 
 LOG = logging.getLogger(__name__)
 
@@ -72,6 +73,7 @@ class SplitCluster:
         membership_timeout: int = 30,
         options: dict[str, dict[str, str]] | None = None,
         api_server: str = "local",
+        coordination: str = "etcd",
     ) -> None:
         if api_server not in API_SERVERS:
             raise ValueError(
@@ -82,7 +84,9 @@ class SplitCluster:
         self.work_dir = pathlib.Path(work_dir)
         self.ironic_url = ironic_url
         self.conductor_count = conductors
+        self.coordination = coordination
         self.etcd = EtcdServer(self.work_dir / "etcd")
+        self.redis = RedisServer(self.work_dir / "redis")
         self.rabbit = RabbitMQServer(self.work_dir / "rabbitmq")
         self._own_postgres = postgres is None
         self.postgres = postgres or PostgresServer(self.work_dir / "postgres")
@@ -95,9 +99,8 @@ class SplitCluster:
     @property
     def backend_url(self) -> str:
         """The tooz URL every process of the cluster uses."""
-        return self.etcd.tooz_url(
-            membership_timeout=self.membership_timeout, timeout=10
-        )
+        server = self.redis if self.coordination == "redis" else self.etcd
+        return server.tooz_url(membership_timeout=self.membership_timeout, timeout=10)
 
     def _options(self, host: str) -> dict[str, dict[str, str]]:
         groups: dict[str, dict[str, str]] = {
@@ -121,7 +124,10 @@ class SplitCluster:
 
     def start(self) -> None:
         started = time.monotonic()
-        self.etcd.start()
+        if self.coordination == "redis":
+            self.redis.start()
+        else:
+            self.etcd.start()
         self.rabbit.start()
         if self._own_postgres:
             self.postgres.start()
@@ -176,6 +182,7 @@ class SplitCluster:
             self.api.stop()
         self.rabbit.stop()
         self.etcd.stop()
+        self.redis.stop()
         if self._own_postgres:
             self.postgres.stop()
 

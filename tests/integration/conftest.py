@@ -89,6 +89,9 @@ class Client:
     def post(self, path: str, **kwargs: Any) -> requests.Response:
         return self.http.post(self.url + path, timeout=30, **kwargs)
 
+    def patch(self, path: str, **kwargs: Any) -> requests.Response:
+        return self.http.patch(self.url + path, timeout=30, **kwargs)
+
     def wait_for(self, node: str, *wanted: str, timeout: float = 30) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         body: dict[str, Any] = {}

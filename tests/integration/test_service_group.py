@@ -1,0 +1,186 @@
+"""One source of truth for conductors: after every change, made through any
+interface, the HTTP view, the CLI view and the routing decision agree.
+Split mode on etcd and on Redis (the standalone shape: functional tests)."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.lab.ironic_server import IronicServer
+from inspector.lab.postgres_server import PostgresServer
+from inspector.lab.split_cluster import SplitCluster
+from tests.integration.conftest import Client, Lab
+
+MEMBERSHIP_TIMEOUT = 3
+V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module", params=["etcd", "redis"])
+def cluster(
+    request: pytest.FixtureRequest,
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[SplitCluster]:
+    split = SplitCluster(
+        tmp_path_factory.mktemp(f"group-{request.param}"),
+        ironic.url,
+        conductors=3,
+        postgres=postgres,
+        database=f"inspector_group_{request.param}",
+        membership_timeout=MEMBERSHIP_TIMEOUT,
+        coordination=request.param,
+        options={"DEFAULT": {"introspection_delay": "0"}},
+    )
+    with split:
+        yield split
+
+
+def http_view(client: Client) -> dict[str, tuple[bool, bool, Any]]:
+    resp = client.get("/v1/conductors", headers=V119)
+    assert resp.status_code == 200, resp.text
+    return {c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
+            for c in resp.json()["conductors"]}
+
+
+def manage(cluster: SplitCluster, *args: str) -> subprocess.CompletedProcess[str]:
+    assert cluster.api is not None
+    return subprocess.run(
+        [str(BIN / "ironic-inspector-manage"), "--config-file",
+         str(cluster.api.config_file), "conductor", *args],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def cli_view(cluster: SplitCluster) -> dict[str, tuple[bool, bool, Any]]:
+    result = manage(cluster, "list", "--json")
+    assert result.returncode == 0, result.stderr
+    return {c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
+            for c in json.loads(result.stdout)}
+
+
+def routed(client: Client, lab: Lab, cluster: SplitCluster, count: int) -> set[str]:
+    """Hosts that booted ``count`` new introspections (then aborted)."""
+    uuids = []
+    for _ in range(count):
+        _machine, uuid = lab.machine()
+        resp = client.post(f"/v1/introspection/{uuid}")
+        assert resp.status_code == 202, resp.text
+        uuids.append(uuid)
+    hosts = set()
+    for uuid in uuids:
+        client.wait_for(uuid, "waiting")
+        hosts |= {c.host for c in cluster.conductors
+                  if f"Node {uuid} is booting" in c.log_tail(10**6)}
+        client.post(f"/v1/introspection/{uuid}/abort")
+    return hosts
+
+
+def agree(client: Client, cluster: SplitCluster, until: Any = None,
+          timeout: float = 15) -> dict[str, Any]:
+    """HTTP and CLI show the same conductors; with ``until``, once the view
+    satisfies it (a death shows after the membership timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        http, cli = http_view(client), cli_view(cluster)
+        settled = until is None or until(http)
+        if (http == cli and settled) or time.monotonic() > deadline:
+            assert http == cli
+            return http
+        time.sleep(0.5)
+
+
+def routable(view: dict[str, Any]) -> set[str]:
+    return {h for h, (alive, enabled, _r) in view.items() if alive and enabled}
+
+
+def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
+    client = Client(cluster.url)
+    c1, c2, c3 = (c.host for c in cluster.conductors)
+    view = agree(client, cluster)
+    assert view == {h: (True, True, None) for h in (c1, c2, c3)}
+    first = cluster.conductors[0]
+    assert "last_heartbeat" in client.get(f"/v1/conductors/{c1}", headers=V119).json()
+
+    # disable through HTTP: the CLI sees it, and no new work goes there
+    resp = client.patch(f"/v1/conductors/{c1}", headers=V119,
+                        json={"enabled": False, "disabled_reason": "maintenance"})
+    assert resp.status_code == 200, resp.text
+    assert "warning" not in resp.json()
+    view = agree(client, cluster)
+    assert view[c1] == (True, False, "maintenance")
+    time.sleep(1.5)  # the API's member cache (1 s)
+    assert routed(client, lab, cluster, 8) <= routable(view) == {c2, c3}
+    assert first.pid is not None  # drained, not stopped
+
+    # enable through the CLI: HTTP sees it, work may go there again
+    assert manage(cluster, "enable", c1).returncode == 0
+    view = agree(client, cluster)
+    assert view[c1] == (True, True, None)
+
+    # disable through the CLI with a reason
+    result = manage(cluster, "disable", c2, "--reason", "disk swap")
+    assert result.returncode == 0 and "disabled (disk swap)" in result.stdout
+    view = agree(client, cluster)
+    assert view[c2] == (True, False, "disk swap")
+
+    # a clean stop: gone from the group, and from the view (it had no state)
+    cluster.conductors[2].stop()
+    view = agree(client, cluster, until=lambda v: c3 not in v)
+    assert c3 not in view
+
+    # a disabled conductor dies: still listed (its state stays), not alive
+    cluster.conductors[1].signal(signal.SIGKILL)
+    cluster.conductors[1].stop()
+    view = agree(client, cluster, until=lambda v: not v[c2][0],
+                 timeout=MEMBERSHIP_TIMEOUT + 15)
+    assert view[c2] == (False, False, "disk swap")
+    assert routable(view) == {c1}
+    time.sleep(1.5)
+    assert routed(client, lab, cluster, 3) == {c1}
+
+    # it comes back under the same name: alive, and still disabled
+    cluster.conductors[1] = cluster.add_conductor(c2)
+    cluster.conductors.pop()  # add_conductor appended it too
+    view = agree(client, cluster, until=lambda v: v[c2][0])
+    assert view[c2] == (True, False, "disk swap")
+
+    # disabling the last enabled one: allowed, with a warning; nothing starts
+    resp = client.patch(f"/v1/conductors/{c1}", headers=V119,
+                        json={"enabled": False})
+    assert resp.status_code == 200
+    assert "last enabled conductor" in resp.json()["warning"]
+    time.sleep(1.5)
+    _machine, uuid = lab.machine()
+    refused = client.post(f"/v1/introspection/{uuid}")
+    assert refused.status_code == 503
+    assert "every live conductor is disabled" in refused.json()["error"]["message"]
+    for host in (c1, c2):
+        assert manage(cluster, "enable", host).returncode == 0
+    assert routable(agree(client, cluster)) == {c1, c2}
+
+
+def test_unknown_conductor_and_old_versions(cluster: SplitCluster) -> None:
+    client = Client(cluster.url)
+    resp = client.patch("/v1/conductors/nobody", headers=V119, json={"enabled": False})
+    assert resp.status_code == 404
+    assert resp.json()["error"]["message"] == "Conductor nobody was not found"
+    result = manage(cluster, "disable", "nobody")
+    assert result.returncode == 1 and "Conductor nobody was not found" in result.stderr
+    old = client.get("/v1/conductors",
+                     headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"})
+    assert old.status_code == 404
+    names = [r["name"] for r in client.get(
+        "/v1", headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"}).json()
+        ["resources"]]
+    assert "conductors" not in names
+    bad = client.patch("/v1/conductors/x", headers=V119, json={"enabled": "no"})
+    assert bad.status_code == 400
