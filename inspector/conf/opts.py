@@ -6,6 +6,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.conf import (
+    accelerators,
     coordination,
     database,
     default,
@@ -14,6 +15,7 @@ from inspector.conf import (
     ironic,
     metrics,
     pci_devices,
+    port_physnet,
     processing,
     pxe_filter,
 )
@@ -30,6 +32,8 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),
     (pci_devices.GROUP, pci_devices.register_opts, pci_devices.list_opts),
     (discovery.GROUP, discovery.register_opts, discovery.list_opts),
+    (port_physnet.GROUP, port_physnet.register_opts, port_physnet.list_opts),
+    (accelerators.GROUP, accelerators.register_opts, accelerators.list_opts),
     (healthcheck.GROUP, healthcheck.register_opts, healthcheck.list_opts),
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
 ]

@@ -11,7 +11,8 @@ from inspector.lab.ironic_server import IronicServer
 from inspector.lab.machines import unknown_machine
 from tests.integration.conftest import Client, Lab, start_inspector
 
-HOOKS = "$default_processing_hooks,lldp_basic,local_link_connection"
+HOOKS = ("$default_processing_hooks,lldp_basic,local_link_connection,"
+         "extra_hardware,raid_device,physnet_cidr_map,accelerators,numa_topology")
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +24,7 @@ def inspector(
         options={"processing": {"node_not_found_hook": "enroll",
                                 "processing_hooks": HOOKS,
                                 "store_data": "database"},
+                 "port_physnet": {"cidr_map": "10.0.0.0/8:provisioning"},
                  "discovery": {"enroll_node_fields": "resource_class:discovered"}},
     )
     yield server
@@ -81,3 +83,33 @@ def test_lldp_lands_in_the_port(client: Client, lab: Lab) -> None:
     data = client.get(f"/v1/introspection/{uuid}/data").json()
     processed = data["all_interfaces"][pxe["name"]]["lldp_processed"]
     assert processed["switch_port_id"] == _expected_link(pxe)["port_id"]
+
+
+def test_optional_hooks_land_in_ironic(client: Client, lab: Lab) -> None:
+    machine, uuid = lab.machine(enroll_port=False)
+    payload = machine.payload()
+    payload["pci_devices"].append({"vendor_id": "10de", "product_id": "2330",
+                                   "class": "030200", "bus": "0000:c1:00.0"})
+    pxe = machine.inventory["interfaces"][0]["name"]
+    payload["numa_topology"] = {
+        "ram": [{"numa_node": 0, "size_kb": 8388608}],
+        "cpus": [{"cpu": 0, "numa_node": 0, "thread_siblings": [0, 1]}],
+        "nics": [{"name": pxe, "numa_node": 0}],
+    }
+    payload["data"] = [["cpu", "logical", "number", str(machine.cpus)],
+                       ["system", "product", "vendor", "lab"]]
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    client.wait_for(uuid, "waiting")
+    assert client.post("/v1/continue", json=payload).status_code == 200
+    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    node = lab.api.node(uuid)
+    gpus = len(machine.gpus) + 1
+    assert node["properties"]["accel_count"] == gpus
+    assert node["properties"]["numa_nodes"] == 1
+    assert node["extra"]["block_devices"]["serials"]  # raid_device's first pass
+    (port,) = lab.api.ports(uuid)
+    assert port["physical_network"] == "provisioning"  # 10.x from cidr_map
+    data = client.get(f"/v1/introspection/{uuid}/data").json()
+    assert data["extra"]["cpu"]["logical"]["number"] == machine.cpus
+    assert len(data["accel_devices"]) == gpus
+    assert data["numa_nodes"][0]["nics"][0]["name"] == pxe
