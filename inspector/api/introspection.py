@@ -25,7 +25,7 @@ def _base_url() -> str:
 
 
 def _status(record: Introspection) -> dict[str, Any]:
-    return status_body(record, _base_url())
+    return status_body(record, _base_url(), flask.g.api_version)
 
 
 def _accepted() -> flask.Response:

@@ -14,8 +14,14 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def status_body(record: Introspection, base_url: str) -> dict[str, Any]:
-    return {
+PENDING_SINCE = (1, 20)
+"""``pending_ironic_sync`` (ours) is in the status from this version on."""
+
+
+def status_body(
+    record: Introspection, base_url: str, version: tuple[int, int] = (1, 0)
+) -> dict[str, Any]:
+    body = {
         "uuid": record.uuid,
         "finished": record.finished,
         "state": record.state,
@@ -26,3 +32,8 @@ def status_body(record: Introspection, base_url: str) -> dict[str, Any]:
             {"href": f"{base_url}/v1/introspection/{record.uuid}", "rel": "self"}
         ],
     }
+    if version >= PENDING_SINCE:
+        # finished, but Ironic has not taken every result yet
+        body["pending_ironic_sync"] = record.owed_writes is not None
+        body["pending_ironic_sync_reason"] = record.owed_reason
+    return body

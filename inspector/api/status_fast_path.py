@@ -50,7 +50,7 @@ class StatusFastPath:
             record = introspections.get(self._rt.db, match.group(1).lower())
         except Exception:  # noqa: BLE001 - every error answers through Flask
             return self._app(environ, start_response)  # the one error path
-        body = status_body(record, urls.base_url(environ))
+        body = status_body(record, urls.base_url(environ), version)
         # the same bytes Flask's JSON provider writes (compact, newline)
         data = (json.dumps(body, separators=(",", ":")) + "\n").encode()
         headers = [

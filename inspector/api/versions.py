@@ -7,9 +7,10 @@ from inspector import exceptions
 Version = tuple[int, int]
 
 MINIMUM: Version = (1, 0)
-MAXIMUM: Version = (1, 19)
-"""1.19 (ours): /v1/conductors. Everything of 1.0-1.18 answers at any
-version, as upstream did; what is new answers only from its version."""
+MAXIMUM: Version = (1, 20)
+"""1.19 (ours): /v1/conductors; 1.20: ``pending_ironic_sync`` in statuses.
+Everything of 1.0-1.18 answers at any version, as upstream did; what is
+new answers only from its version."""
 
 HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
 MIN_HEADER = "X-OpenStack-Ironic-Inspector-API-Minimum-Version"

@@ -3,6 +3,8 @@
 ``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST``
 read and change the same service-group view the API serves and routes by
 (the coordination backend in split mode, the database in standalone mode).
+``sync [--dry-run] [--apply] [--json]`` reconciles with Ironic
+(:mod:`inspector.reconcile`).
 """
 
 import json
@@ -31,6 +33,14 @@ def _add_commands(subparsers: Any) -> None:
     disable.add_argument("--reason", default=None)
     enable = actions.add_parser("enable", help="new work for HOST again")
     enable.add_argument("conductor", metavar="HOST")
+    sync = subparsers.add_parser(
+        "sync", help="make owed Ironic writes, drop introspections of deleted "
+        "nodes, report (and with --apply repair) drift")
+    sync.add_argument("--dry-run", action="store_true",
+                      help="report what would be done, write nothing")
+    sync.add_argument("--apply", action="store_true",
+                      help="also re-apply drifted properties and missing ports")
+    sync.add_argument("--json", action="store_true")
 
 
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
@@ -61,7 +71,28 @@ def _service_group(conf: cfg.ConfigOpts) -> Any:
     return service_group.for_split(coordinator, db)
 
 
+def _sync(conf: cfg.ConfigOpts) -> int:
+    from inspector import reconcile
+    from inspector.baremetal.client import BaremetalClient
+    from inspector.db import engine, migration
+    from inspector.locking.semaphore import SemaphoreLockProvider
+    from inspector.runtime import Runtime
+
+    # one try per call: an Ironic that does not answer fails the command fast
+    conf.set_override("max_retries", 0, group="ironic")
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    rt = Runtime(conf=conf, db=db, baremetal=BaremetalClient(conf),
+                 locks=SemaphoreLockProvider())
+    report = reconcile.sync(rt, dry_run=conf.command.dry_run, apply=conf.command.apply)
+    print(report.as_json() if conf.command.json else report.as_table())
+    failed = [f for f in report.findings if f.action.startswith("failed")]
+    return 1 if failed else 0
+
+
 def run(conf: cfg.ConfigOpts) -> int:
+    if conf.command.name == "sync":
+        return _sync(conf)
     group = _service_group(conf)
     action = conf.command.action
     if action == "list":

@@ -16,6 +16,7 @@ from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
+from inspector.processing import owed
 from inspector.processing.base import ProcessingHook
 from inspector.runtime import Runtime
 
@@ -355,31 +356,44 @@ class ConductorManager:
         self._fence(record)
         started = time.monotonic()
         result = "error"
+        pending: owed.WritesOwed | None = None
+        power_off = (record.state == states.PROCESSING and record.manage_boot
+                     and self.rt.conf.processing.power_off)
         try:
             processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
             result = "success"
+        except owed.WritesOwed as exc:  # Ironic is away: keep the results
+            pending, processed, result = exc, exc.data, "pending"
         finally:
             metrics.PROCESSING_SECONDS.labels(result).observe(
                 time.monotonic() - started
             )
-        if (
-            record.state == states.PROCESSING
-            and record.manage_boot
-            and self.rt.conf.processing.power_off
-        ):
+        if power_off and pending is None:
             self._fence(record)
             try:
                 self.rt.baremetal.set_power_state(uuid, "power off")
+            except owed.TEMPORARY as exc:
+                pending = owed.WritesOwed({}, exc.message, processed)
             except exceptions.InspectorError as exc:
                 raise exceptions.InspectorError(
                     f"Failed to power off the node after processing: {exc}"
                 ) from exc
-        if self.rt.conf.processing.store_data == "database":
+        # a node whose results Ironic did not take keeps them even with
+        # store_data = none: they are what the reconcile makes later
+        if self.rt.conf.processing.store_data == "database" or pending is not None:
             stored_data.store(self.rt.db, uuid, processed, processed=True)
+        writes = None
+        if pending is not None:
+            pending.writes["power_off"] = power_off
+            writes = (owed.dumps(pending.writes), pending.reason)
+            LOG.warning("Introspection of node %s finished, but Ironic did not take "
+                        "its results (%s): pending %s; the reconcile will make them",
+                        uuid, pending.reason, owed.describe(pending.writes))
         introspections.transition(
-            self.rt.db, uuid, states.FINISH, expected_version=record.version
+            self.rt.db, uuid, states.FINISH, expected_version=record.version,
+            owed=writes,
         )
-        if self.rt.conf.processing.store_data == "none":
+        if self.rt.conf.processing.store_data == "none" and pending is None:
             stored_data.delete(self.rt.db, uuid)
         LOG.info("Introspection of node %s finished", uuid)
 

@@ -5,7 +5,7 @@ import logging
 from typing import Any
 
 from inspector.db import rules as rules_db
-from inspector.processing import apply, pipeline
+from inspector.processing import apply, owed, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
 from inspector.rules import runner
 from inspector.runtime import Runtime
@@ -34,7 +34,10 @@ def process_data(
     ctx = NodeContext(uuid=uuid, node=node, ports=ports)
     pipeline.run_before_update(hooks, data, ctx)
     applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
-    apply.apply_to_ironic(rt.baremetal, ctx)
+    try:
+        apply.apply_to_ironic(rt.baremetal, ctx)
+    except owed.TEMPORARY as exc:
+        raise owed.WritesOwed(owed.from_context(ctx), exc.message, data) from exc
     LOG.info(
         "Node %s updated in Ironic: %d property changes, %d ports created, "
         "%d deleted, %d traits added, %d removed, %d rules applied",

@@ -68,6 +68,11 @@ class ConductorService:
                 lambda: float(conf.clean_up_period),
                 self._timeouts,
             ),
+            PeriodicTask(
+                "reconcile",
+                lambda: float(conf.processing.sync_interval),
+                self._reconcile,
+            ),
         ]
 
     def _cluster_duties(self) -> None:
@@ -97,6 +102,21 @@ class ConductorService:
         except Exception as exc:  # the backend is away: keep doing the duties
             LOG.warning("Cannot read whether %s is enabled: %s", self.rt.conf.host, exc)
             return True
+
+    def _reconcile(self) -> None:
+        """Owed Ironic writes and deleted nodes, by the leader only."""
+        from inspector import exceptions, reconcile
+
+        if not self.leadership.is_leader():
+            return
+        try:
+            report = reconcile.sync(self.rt, drift=False)
+        except exceptions.InspectorError as exc:
+            LOG.warning("Reconcile skipped: %s", exc)
+            return
+        for finding in report.findings:
+            LOG.info("Reconcile: node %s %s (%s): %s", finding.node, finding.kind,
+                     finding.detail, finding.action)
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

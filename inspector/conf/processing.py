@@ -89,6 +89,15 @@ OPTS = [
         "introspection. Unset: answer 404. enroll: create the node in Ironic "
         "with [discovery] options and process the data (discovery).",
     ),
+    cfg.IntOpt(
+        "sync_interval",
+        default=60,
+        min=0,
+        help="Seconds between reconcile passes of the leading conductor: "
+        "make the Ironic writes finished introspections still owe (Ironic "
+        "was down) and remove introspections of nodes deleted from Ironic. "
+        "0 disables it; ironic-inspector-manage sync does the same by hand.",
+    ),
     cfg.BoolOpt(
         "permit_active_introspection",
         mutable=True,

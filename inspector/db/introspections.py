@@ -27,6 +27,8 @@ class Introspection:
     owner: str | None = None
     owner_run: str | None = None
     deadline: datetime.datetime | None = None
+    owed_writes: str | None = None
+    owed_reason: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -45,6 +47,8 @@ def _snapshot(row: models.Introspection) -> Introspection:
         owner=row.owner,
         owner_run=row.owner_run,
         deadline=row.deadline,
+        owed_writes=row.owed_writes,
+        owed_reason=row.owed_reason,
     )
 
 
@@ -175,6 +179,7 @@ def transition(
     error: str | None = None,
     raw_data: dict[str, Any] | None = None,
     claim_within: float = CLAIM_WITHIN,
+    owed: tuple[str, str] | None = None,
 ) -> Introspection:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
@@ -198,6 +203,7 @@ def transition(
         if new_state in states.FINAL:
             values["finished_at"] = now
             values["error"] = error if new_state == states.ERROR else None
+            values["owed_writes"], values["owed_reason"] = owed or (None, None)
             session.execute(
                 sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
             )
@@ -242,6 +248,26 @@ def working(db: Database) -> list[Introspection]:
     with db.session() as session:
         query = sa.select(model).where(model.state.in_(states.WORKING))
         return [_snapshot(r) for r in session.scalars(query)]
+
+
+def owing(db: Database) -> list[Introspection]:
+    """Finished introspections with Ironic writes still owed."""
+    model = models.Introspection
+    with db.session() as session:
+        query = sa.select(model).where(model.owed_writes.is_not(None))
+        return [_snapshot(r) for r in session.scalars(query)]
+
+
+def settle(db: Database, uuid: str, version: int) -> bool:
+    """The owed writes of ``uuid`` were made: forget them (fenced)."""
+    model = models.Introspection
+    with db.session() as session:
+        result = session.execute(
+            sa.update(model)
+            .where(model.uuid == uuid, model.version == version)
+            .values(owed_writes=None, owed_reason=None)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def count_by_state(db: Database) -> dict[str, int]:

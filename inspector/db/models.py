@@ -45,6 +45,10 @@ class Introspection(Base):
     owner_run: Mapped[str | None] = mapped_column(String(36))
     """Which run of that conductor process: a restart is a new run."""
     deadline: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    owed_writes: Mapped[str | None] = mapped_column(Text)
+    """JSON of the Ironic writes a finished introspection could not make
+    yet (Ironic was down); the reconcile applies them."""
+    owed_reason: Mapped[str | None] = mapped_column(Text)
     """When an unclaimed step counts as lost (its cast never arrived)."""
 
     __table_args__ = (

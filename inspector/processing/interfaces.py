@@ -99,6 +99,8 @@ class ValidateInterfacesHook(ProcessingHook):
                     {
                         "address": iface["mac"],
                         "pxe_enabled": pxe_mac is None or iface["mac"] == pxe_mac,
+                        # lets the reconcile tell our ports from others
+                        "extra": {"created_by": "ironic-inspector"},
                     }
                 )
         keep = self.conf.processing.keep_ports
