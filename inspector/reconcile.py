@@ -85,13 +85,35 @@ def _owed(rt: Runtime, report: Report) -> None:
             report.add(record.uuid, "owed", detail, "would do")
             continue
         try:
-            owed.make(rt.baremetal, record.uuid, writes)
+            if writes.get("reprocess"):
+                _reprocess(rt, record.uuid, writes)
+            else:
+                owed.make(rt.baremetal, record.uuid, writes)
         except exceptions.InspectorError as exc:
             report.add(record.uuid, "owed", detail, f"failed: {exc.message}")
             continue
         introspections.settle(rt.db, record.uuid, record.version)
         LOG.info("Made the pending Ironic writes of node %s: %s", record.uuid, detail)
         report.add(record.uuid, "owed", detail, "done")
+
+
+_hooks: dict[int, Any] = {}
+
+
+def _reprocess(rt: Runtime, uuid: str, writes: dict[str, Any]) -> None:
+    """Process the stored ramdisk data again and write the results."""
+    from inspector.conductor import node_processing
+    from inspector.processing import pipeline
+
+    hooks = _hooks.get(id(rt.conf))
+    if hooks is None:
+        hooks = _hooks[id(rt.conf)] = pipeline.load_hooks(rt.conf)
+    raw = stored_data.get(rt.db, uuid, processed=False)
+    processed = node_processing.process_data(rt, hooks, uuid, raw)
+    if rt.conf.processing.store_data == "database":
+        stored_data.store(rt.db, uuid, processed, processed=True)
+    if writes.get("power_off"):
+        rt.baremetal.set_power_state(uuid, "power off")
 
 
 def _all_records(rt: Runtime) -> list[Any]:

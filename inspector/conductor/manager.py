@@ -364,6 +364,9 @@ class ConductorManager:
             result = "success"
         except owed.WritesOwed as exc:  # Ironic is away: keep the results
             pending, processed, result = exc, exc.data, "pending"
+        except owed.TEMPORARY as exc:  # away before anything was written
+            pending = owed.WritesOwed({"reprocess": True}, exc.message, raw)
+            processed, result = None, "pending"
         finally:
             metrics.PROCESSING_SECONDS.labels(result).observe(
                 time.monotonic() - started
@@ -373,14 +376,15 @@ class ConductorManager:
             try:
                 self.rt.baremetal.set_power_state(uuid, "power off")
             except owed.TEMPORARY as exc:
-                pending = owed.WritesOwed({}, exc.message, processed)
+                pending = owed.WritesOwed({}, exc.message, processed or {})
             except exceptions.InspectorError as exc:
                 raise exceptions.InspectorError(
                     f"Failed to power off the node after processing: {exc}"
                 ) from exc
         # a node whose results Ironic did not take keeps them even with
         # store_data = none: they are what the reconcile makes later
-        if self.rt.conf.processing.store_data == "database" or pending is not None:
+        keep = self.rt.conf.processing.store_data == "database" or pending is not None
+        if keep and processed is not None:
             stored_data.store(self.rt.db, uuid, processed, processed=True)
         writes = None
         if pending is not None:

@@ -130,3 +130,21 @@ def test_report_renders(service: Service) -> None:
     assert table[0].split() == ["node", "kind", "detail", "action"]
     assert "n1" in table[2] and "would do" in table[2]
     assert '"dry_run": true' in report.as_json()
+
+
+def test_ironic_down_before_processing_is_processed_again(
+    service: Service, payload: Any
+) -> None:
+    node, uuid = _to_waiting(service)
+    service.ironic.fail["get_node"] = DOWN
+    _post(service, payload, node)
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED
+    pending = service.client.get(f"/v1/introspection/{uuid}", headers=V120).get_json()
+    assert pending["pending_ironic_sync"] is True
+    service.ironic.fail.clear()
+    report = reconcile.sync(service.rt, drift=False)
+    (finding,) = [f for f in report.findings if f.node == uuid]
+    assert finding.action == "done" and "processing again" in finding.detail
+    assert service.ironic.nodes[uuid]["properties"]["cpus"]
+    assert service.ironic.nodes[uuid]["power_state"] == "power off"
