@@ -10,7 +10,7 @@ import re
 import time
 from typing import Any
 
-from inspector import discovery, exceptions, lookup, states
+from inspector import data_store, discovery, exceptions, lookup, states
 from inspector.db import introspections, stored_data
 from inspector.db.introspections import Introspection
 from inspector.runtime import Runtime
@@ -182,7 +182,10 @@ def reapply(
         raise exceptions.NodeLocked(node=uuid)
     try:
         record = introspections.get(rt.db, uuid)
-        if data is None:
+        if data is None and rt.conf.processing.store_data == "directory":
+            # kept outside the database: back in for the conductor to read
+            data = data_store.for_conf(rt.conf, rt.db).get(uuid, processed=False)
+        elif data is None:
             stored_data.get(rt.db, uuid, processed=False)  # 404 when absent
         record = introspections.transition(
             rt.db,

@@ -9,7 +9,9 @@ sync`` and the leader's periodic reconcile).
 - **stale ports**: ports this service created whose MAC the node's last
   data does not report are reported (never deleted automatically).
 
-``dry_run`` reports what would be done and writes nothing. Ironic is asked
+``rebuild`` first recreates, from a ``directory`` data store, the finished
+introspections a lost database no longer has. ``dry_run`` reports what
+would be done and writes nothing. Ironic is asked
 once first; if it does not answer, nothing else is tried.
 """
 
@@ -18,7 +20,7 @@ import json
 import logging
 from typing import Any
 
-from inspector import exceptions, states
+from inspector import data_store, exceptions, states
 from inspector.db import introspections, stored_data
 from inspector.processing import owed
 from inspector.runtime import Runtime
@@ -49,25 +51,27 @@ class Finding:
 class Report:
     dry_run: bool
     findings: list[Finding] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, node: str, kind: str, detail: str, action: str) -> None:
         self.findings.append(Finding(node, kind, detail, action))
 
     def as_json(self) -> str:
         return json.dumps({"dry_run": self.dry_run,
-                           "findings": [dataclasses.asdict(f) for f in self.findings]},
-                          indent=2)
+                           "findings": [dataclasses.asdict(f) for f in self.findings],
+                           "notes": self.notes}, indent=2)
 
     def as_table(self) -> str:
+        notes = "".join(f"\n{n}" for n in self.notes)
         if not self.findings:
-            return "Nothing to reconcile: the inspector and Ironic agree."
+            return "Nothing to reconcile: the inspector and Ironic agree." + notes
         rows = [("node", "kind", "detail", "action")] + [
             (f.node, f.kind, f.detail, f.action) for f in self.findings]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
                  for r in rows]
         lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        return "\n".join(lines) + notes
 
 
 def _nodes(rt: Runtime) -> set[str]:
@@ -93,8 +97,20 @@ def _owed(rt: Runtime, report: Report) -> None:
             report.add(record.uuid, "owed", detail, f"failed: {exc.message}")
             continue
         introspections.settle(rt.db, record.uuid, record.version)
+        _file_away(rt, record)
         LOG.info("Made the pending Ironic writes of node %s: %s", record.uuid, detail)
         report.add(record.uuid, "owed", detail, "done")
+
+
+def _file_away(rt: Runtime, record: Any) -> None:
+    """Settled: the data kept for the reconcile goes where the store says."""
+    try:
+        processed = stored_data.get(rt.db, record.uuid, processed=True)
+    except exceptions.NotFound:
+        processed = None
+    store = data_store.for_conf(rt.conf, rt.db)
+    store.keep(record.uuid, processed)
+    store.settle(record)
 
 
 _hooks: dict[int, Any] = {}
@@ -110,8 +126,7 @@ def _reprocess(rt: Runtime, uuid: str, writes: dict[str, Any]) -> None:
         hooks = _hooks[id(rt.conf)] = pipeline.load_hooks(rt.conf)
     raw = stored_data.get(rt.db, uuid, processed=False)
     processed = node_processing.process_data(rt, hooks, uuid, raw)
-    if rt.conf.processing.store_data == "database":
-        stored_data.store(rt.db, uuid, processed, processed=True)
+    stored_data.store(rt.db, uuid, processed, processed=True)  # filed away after
     if writes.get("power_off"):
         rt.baremetal.set_power_state(uuid, "power off")
 
@@ -144,12 +159,13 @@ def _expected(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drift(rt: Runtime, known: set[str], apply: bool, report: Report) -> None:
+    store = data_store.for_conf(rt.conf, rt.db)
     for record in _all_records(rt):
         if record.uuid not in known or record.state != states.FINISHED \
                 or record.owed_writes is not None:
             continue
         try:
-            data = stored_data.get(rt.db, record.uuid, processed=True)
+            data = store.get(record.uuid, processed=True)
         except exceptions.NotFound:
             continue  # nothing kept to compare with
         node = rt.baremetal.get_node(record.uuid)
@@ -186,11 +202,46 @@ def _drift(rt: Runtime, known: set[str], apply: bool, report: Report) -> None:
         report.add(record.uuid, "drift", detail, "done")
 
 
+NOT_REBUILT = (
+    "introspections that were running (start them again), lookup attributes "
+    "(only needed while waiting), introspection rules (ironic-inspector-manage "
+    "rules export/import), conductor states, owed Ironic writes"
+)
+
+
+def _rebuild(rt: Runtime, known: set[str], report: Report) -> None:
+    store = data_store.for_conf(rt.conf, rt.db)
+    if not isinstance(store, data_store.DirectoryStore):
+        raise exceptions.InvalidInput(
+            "A rebuild reads [processing]store_data = directory; this "
+            f"configuration keeps data in {rt.conf.processing.store_data!r}"
+        )
+    for saved in store.records():
+        uuid = str(saved.get("uuid"))
+        try:
+            introspections.get(rt.db, uuid)
+            continue  # the database has it
+        except exceptions.NotFound:
+            pass
+        if uuid not in known:
+            report.add(uuid, "rebuild", "node gone from Ironic", "skipped")
+        elif saved.get("state") not in states.FINAL:
+            report.add(uuid, "rebuild", f"was {saved.get('state')}", "skipped")
+        elif report.dry_run:
+            report.add(uuid, "rebuild", f"{saved['state']} introspection", "would do")
+        else:
+            introspections.restore(rt.db, saved)
+            report.add(uuid, "rebuild", f"{saved['state']} introspection", "done")
+    report.notes.append(f"Not rebuilt from the store: {NOT_REBUILT}.")
+
+
 def sync(rt: Runtime, *, dry_run: bool = False, apply: bool = False,
-         drift: bool = True) -> Report:
+         drift: bool = True, rebuild: bool = False) -> Report:
     """One reconcile pass; see the module documentation."""
     report = Report(dry_run=dry_run)
     known = _nodes(rt)
+    if rebuild:
+        _rebuild(rt, known, report)
     _owed(rt, report)
     _deleted(rt, known, report)
     if drift:

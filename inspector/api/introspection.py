@@ -4,10 +4,10 @@ from typing import Any
 
 import flask
 
-from inspector import exceptions, introspection, states
+from inspector import data_store, exceptions, introspection, states
 from inspector.api import params, payload, urls
 from inspector.api.status_body import status_body
-from inspector.db import introspections, stored_data
+from inspector.db import introspections
 from inspector.db.introspections import Introspection
 from inspector.runtime import Runtime
 
@@ -94,13 +94,11 @@ def abort(node_id: str) -> flask.Response:
 
 def _data(node_id: str, processed: bool) -> flask.Response:
     rt = _rt()
-    if rt.conf.processing.store_data == "none":
-        raise exceptions.NotFound(
-            "Inspector is not configured to store introspection data; set "
-            "[processing]store_data = database to keep it"
-        )
+    store = data_store.for_conf(rt.conf, rt.db)
+    if isinstance(store, data_store.NoStore):
+        store.get("", processed=processed)  # the "not configured" 404
     uuid = introspection.resolve(rt, node_id)
-    return flask.jsonify(stored_data.get(rt.db, uuid, processed=processed))
+    return flask.jsonify(store.get(uuid, processed=processed))
 
 
 @blueprint.get("/<node_id>/data")

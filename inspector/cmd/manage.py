@@ -3,8 +3,9 @@
 ``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST``
 read and change the same service-group view the API serves and routes by
 (the coordination backend in split mode, the database in standalone mode).
-``sync [--dry-run] [--apply] [--json]`` reconciles with Ironic
-(:mod:`inspector.reconcile`).
+``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
+(:mod:`inspector.reconcile`); ``rules export | import FILE`` saves and
+restores introspection rules as JSON.
 """
 
 import json
@@ -33,6 +34,12 @@ def _add_commands(subparsers: Any) -> None:
     disable.add_argument("--reason", default=None)
     enable = actions.add_parser("enable", help="new work for HOST again")
     enable.add_argument("conductor", metavar="HOST")
+    rules = subparsers.add_parser("rules", help="introspection rules as JSON")
+    rule_actions = rules.add_subparsers(dest="action", required=True)
+    rule_actions.add_parser("export", help="print every rule (JSON list)")
+    importing = rule_actions.add_parser(
+        "import", help="create the rules of a JSON list (export's output)")
+    importing.add_argument("file", help="path, or - for standard input")
     sync = subparsers.add_parser(
         "sync", help="make owed Ironic writes, drop introspections of deleted "
         "nodes, report (and with --apply repair) drift")
@@ -40,6 +47,9 @@ def _add_commands(subparsers: Any) -> None:
                       help="report what would be done, write nothing")
     sync.add_argument("--apply", action="store_true",
                       help="also re-apply drifted properties and missing ports")
+    sync.add_argument("--rebuild", action="store_true",
+                      help="first recreate finished introspections the database "
+                      "lost, from a directory data store")
     sync.add_argument("--json", action="store_true")
 
 
@@ -84,15 +94,50 @@ def _sync(conf: cfg.ConfigOpts) -> int:
     migration.ensure_schema(db)
     rt = Runtime(conf=conf, db=db, baremetal=BaremetalClient(conf),
                  locks=SemaphoreLockProvider())
-    report = reconcile.sync(rt, dry_run=conf.command.dry_run, apply=conf.command.apply)
+    report = reconcile.sync(rt, dry_run=conf.command.dry_run,
+                            apply=conf.command.apply, rebuild=conf.command.rebuild)
     print(report.as_json() if conf.command.json else report.as_table())
     failed = [f for f in report.findings if f.action.startswith("failed")]
     return 1 if failed else 0
 
 
+def _rules(conf: cfg.ConfigOpts) -> int:
+    from inspector import exceptions
+    from inspector.db import engine, migration
+    from inspector.db import rules as rules_db
+    from inspector.rules import validation
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    if conf.command.action == "export":
+        print(json.dumps(rules_db.list_all(db), indent=2))
+        return 0
+    path = conf.command.file
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        items = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise exceptions.InvalidInput(f"Cannot read rules from {path}: {exc}") from exc
+    if not isinstance(items, list):
+        raise exceptions.InvalidInput(f"{path} must hold a JSON list of rules")
+    rules = [validation.validate(item) if isinstance(item, dict)
+             else validation.validate({"invalid": item}) for item in items]
+    created = skipped = 0
+    for rule in rules:  # every rule is valid before any is created
+        try:
+            rules_db.create(db, rule)
+            created += 1
+        except rules_db.RuleExists:
+            skipped += 1
+    print(f"Imported {created} rules; {skipped} already existed (same UUID)")
+    return 0
+
+
 def run(conf: cfg.ConfigOpts) -> int:
     if conf.command.name == "sync":
         return _sync(conf)
+    if conf.command.name == "rules":
+        return _rules(conf)
     group = _service_group(conf)
     action = conf.command.action
     if action == "list":

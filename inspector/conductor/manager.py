@@ -10,7 +10,7 @@ from typing import Any
 
 import oslo_messaging as messaging
 
-from inspector import exceptions, metrics, states
+from inspector import data_store, exceptions, metrics, states
 from inspector.conductor import node_processing, takeover
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
@@ -307,7 +307,7 @@ class ConductorManager:
 
     def _fail(self, uuid: str, version: int, message: str) -> None:
         try:
-            introspections.transition(
+            failed = introspections.transition(
                 self.rt.db, uuid, states.FAIL, expected_version=version, error=message
             )
         except (
@@ -319,8 +319,10 @@ class ConductorManager:
                 "Could not record the failure of node %s (%s): %s", uuid, message, exc
             )
             return
-        if self.rt.conf.processing.store_data == "none":
-            stored_data.delete(self.rt.db, uuid)
+        if self.rt.conf.processing.store_data != "database":
+            store = data_store.for_conf(self.rt.conf, self.rt.db)
+            store.keep(uuid, None)
+            store.settle(failed)
 
     def _start(self, record: Introspection) -> None:
         uuid = record.uuid
@@ -381,11 +383,13 @@ class ConductorManager:
                 raise exceptions.InspectorError(
                     f"Failed to power off the node after processing: {exc}"
                 ) from exc
-        # a node whose results Ironic did not take keeps them even with
-        # store_data = none: they are what the reconcile makes later
-        keep = self.rt.conf.processing.store_data == "database" or pending is not None
-        if keep and processed is not None:
+        # a node whose results Ironic did not take keeps them in the database
+        # whatever the store: they are what the reconcile makes later
+        store = data_store.for_conf(self.rt.conf, self.rt.db)
+        if pending is not None and processed is not None:
             stored_data.store(self.rt.db, uuid, processed, processed=True)
+        elif pending is None:
+            store.keep(uuid, processed)
         writes = None
         if pending is not None:
             pending.writes["power_off"] = power_off
@@ -393,12 +397,12 @@ class ConductorManager:
             LOG.warning("Introspection of node %s finished, but Ironic did not take "
                         "its results (%s): pending %s; the reconcile will make them",
                         uuid, pending.reason, owed.describe(pending.writes))
-        introspections.transition(
+        finished = introspections.transition(
             self.rt.db, uuid, states.FINISH, expected_version=record.version,
             owed=writes,
         )
-        if self.rt.conf.processing.store_data == "none" and pending is None:
-            stored_data.delete(self.rt.db, uuid)
+        if pending is None:
+            store.settle(finished)
         LOG.info("Introspection of node %s finished", uuid)
 
     def _abort(self, record: Introspection) -> None:

@@ -250,6 +250,24 @@ def working(db: Database) -> list[Introspection]:
         return [_snapshot(r) for r in session.scalars(query)]
 
 
+def restore(db: Database, saved: dict[str, Any]) -> Introspection:
+    """Recreate a finished introspection from its saved record (rebuild)."""
+
+    def when(value: Any) -> datetime.datetime | None:
+        return datetime.datetime.fromisoformat(value) if value else None
+
+    with db.session() as session:
+        row = models.Introspection(
+            uuid=saved["uuid"], state=saved["state"], version=1,
+            started_at=when(saved.get("started_at")) or utcnow(),
+            finished_at=when(saved.get("finished_at")) or utcnow(),
+            error=saved.get("error"), manage_boot=True,
+        )
+        session.add(row)
+        session.flush()
+        return _snapshot(row)
+
+
 def owing(db: Database) -> list[Introspection]:
     """Finished introspections with Ironic writes still owed."""
     model = models.Introspection
