@@ -103,3 +103,52 @@ def test_ironic_stopped_mid_processing(own_ironic: IronicServer,
     assert lab.api.node(drifted)["properties"]["cpus"] == 1  # reported only
     assert sync(inspector, "--apply").returncode == 0
     assert lab.api.node(drifted)["properties"]["cpus"] == machines[1][0].cpus
+
+
+def test_rebuild_after_losing_the_database(
+    own_ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """store_data = directory; the SQLite database is deleted; sync --rebuild
+    brings statuses and data back from the store and Ironic."""
+    if own_ironic.pid is None:
+        own_ironic.start()
+    work = tmp_path_factory.mktemp("inspector-rebuild")
+    store = work / "store"
+    server = start_inspector(
+        work, own_ironic,
+        options={"processing": {"store_data": "directory",
+                                "store_data_dir": str(store)},
+                 "DEFAULT": {"introspection_delay": "0"}},
+    )
+    client = Client(server.url)
+    lab = Lab(IronicAPI(own_ironic.url), seed=17)
+    machines = [lab.machine() for _ in range(3)]
+    try:
+        for _machine, uuid in machines:
+            assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+        for machine, uuid in machines:
+            client.wait_for(uuid, "waiting")
+            client.post("/v1/continue", json=machine.payload())
+        before = {}
+        for _machine, uuid in machines:
+            before[uuid] = client.wait_for(uuid, "finished", "error")
+            assert before[uuid]["state"] == "finished"
+        assert server.stop() == 0
+        (work / "inspector.sqlite").unlink()  # the database is lost
+        server.start()
+        for _machine, uuid in machines:
+            assert client.get(f"/v1/introspection/{uuid}").status_code == 404
+        rebuilt = sync(server, "--rebuild")
+        assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+        report = json.loads(rebuilt.stdout)
+        assert {f["node"] for f in report["findings"]
+                if f["kind"] == "rebuild" and f["action"] == "done"} == set(before)
+        assert "introspection rules" in report["notes"][0]
+        for machine, uuid in machines:
+            status = client.get(f"/v1/introspection/{uuid}").json()
+            assert status["state"] == "finished"
+            assert status["finished_at"] == before[uuid]["finished_at"]
+            data = client.get(f"/v1/introspection/{uuid}/data").json()
+            assert data["cpus"] == machine.cpus
+    finally:
+        server.stop()
