@@ -12,6 +12,9 @@ from inspector import exceptions
 from inspector.db.engine import Database
 
 SCRIPT_LOCATION = str(pathlib.Path(__file__).parent / "migrations")
+VERSION_TABLE = "ironic_inspector_alembic_version"
+"""Our own name for alembic's version table: a database shared with another
+alembic-managed service keeps its ``alembic_version`` to itself."""
 
 
 def _config(db: Database) -> Config:
@@ -33,7 +36,8 @@ def current(db: Database) -> str | None:
     if db.is_sqlite and db.url.database and not pathlib.Path(db.url.database).exists():
         return None  # connecting would create an empty file
     with db.engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        options = {"version_table": VERSION_TABLE}
+        return MigrationContext.configure(conn, opts=options).get_current_revision()
 
 
 def head() -> str | None:

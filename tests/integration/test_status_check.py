@@ -40,3 +40,37 @@ def test_schema_behind_and_current(
                    timeout=120)
     current = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert current.returncode == 0, current.stdout + current.stderr
+
+
+def test_shared_database_keeps_foreign_tables(
+    postgres: PostgresServer, tmp_path: pathlib.Path
+) -> None:
+    """A database shared with another alembic-managed service: our migrations
+    create our tables and our own version table, and touch nothing else."""
+    import sqlalchemy as sa
+
+    postgres.create_database("inspector_shared")
+    url = postgres.url.rsplit("/", 1)[0] + "/inspector_shared"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE other_things (id int primary key, v text)"))
+        conn.execute(sa.text("INSERT INTO other_things VALUES (1, 'theirs')"))
+        conn.execute(sa.text("CREATE TABLE alembic_version (version_num varchar(32))"))
+        conn.execute(sa.text("INSERT INTO alembic_version VALUES ('f00dfeed')"))
+    conf = tmp_path / "inspector.conf"
+    conf.write_text(f"[database]\nconnection = {url}\n")
+    result = subprocess.run(_command("ironic-inspector-dbsync", conf, "upgrade"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT v FROM other_things")).scalar() == "theirs"
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")
+                            ).scalar() == "f00dfeed"
+        tables = set(sa.inspect(conn).get_table_names())
+    assert {"introspections", "rules", "ironic_inspector_alembic_version"} <= tables
+    check = subprocess.run(
+        _command("ironic-inspector-status", conf, "upgrade", "check", "--json"),
+        capture_output=True, text=True, timeout=120)
+    details = {c["check"]: c for c in json.loads(check.stdout)["checks"]}
+    assert details["Database schema"]["result"] == 0, details
+    engine.dispose()
