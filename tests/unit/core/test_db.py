@@ -22,7 +22,10 @@ def test_migrations_match_models(db: engine.Database) -> None:
     from inspector.db import models
 
     with db.engine.connect() as conn:
-        diff = compare_metadata(MigrationContext.configure(conn), models.Base.metadata)
+        context = MigrationContext.configure(
+            conn, opts={"version_table": migration.VERSION_TABLE}
+        )
+        diff = compare_metadata(context, models.Base.metadata)
     assert diff == []
     assert migration.current(db) == migration.head()
 
