@@ -92,9 +92,4 @@ class EtcdServer:
         if self._proc is None:
             return
         proc, self._proc = self._proc, None
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        loopback.terminate(proc)

@@ -40,6 +40,16 @@ def wait_for_http(
     raise TimeoutError(f"{url} did not answer within {timeout:.0f} s{where}")
 
 
+def terminate(proc: "subprocess.Popen[bytes]", timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds; reaps the child."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def tail(path: pathlib.Path, chars: int = 2000) -> str:
     """The end of a server's log file, for error messages."""
     try:

@@ -64,9 +64,4 @@ class RedisServer:
         if self._proc is None:
             return
         proc, self._proc = self._proc, None
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        loopback.terminate(proc)

@@ -39,6 +39,17 @@ class NodeContext:
     def remove(self, path: str) -> None:
         self.node_patches.append({"op": "remove", "path": path})
 
+    def set_port_field(self, mac: str, field: str, value: Any) -> None:
+        """``field`` of the port with ``mac``: in its body when this run
+        creates it, a patch when it exists with another value."""
+        for body in self.ports_to_create:
+            if body.get("address") == mac:
+                body[field] = value
+                return
+        port = self.ports.get(mac)
+        if port is not None and port.get(field) != value:
+            self.patch_port(port["uuid"], f"/{field}", value)
+
     def patch_port(self, port_uuid: str, path: str, value: Any) -> None:
         self.port_patches.setdefault(port_uuid, []).append(
             {"op": "add", "path": path, "value": value}

@@ -57,7 +57,6 @@ class LocalLinkConnectionHook(ProcessingHook):
     dependencies = ("validate_interfaces",)
 
     def before_update(self, data: Data, ctx: NodeContext) -> None:
-        created = {body.get("address"): body for body in ctx.ports_to_create}
         for name, fields in _by_interface(data).items():
             connection = self._connection(fields)
             mac = data["all_interfaces"][name]["mac"]
@@ -65,12 +64,7 @@ class LocalLinkConnectionHook(ProcessingHook):
                 LOG.info("Node %s interface %s: LLDP gives no switch MAC and port "
                          "id, local_link_connection not set", ctx.uuid, name)
                 continue
-            if mac in created:
-                created[mac]["local_link_connection"] = connection
-            elif mac in ctx.ports:
-                port = ctx.ports[mac]
-                if port.get("local_link_connection") != connection:
-                    ctx.patch_port(port["uuid"], "/local_link_connection", connection)
+            ctx.set_port_field(mac, "local_link_connection", connection)
 
     @staticmethod
     def _connection(fields: dict[str, Any]) -> dict[str, str] | None:

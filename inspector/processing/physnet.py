@@ -54,17 +54,10 @@ class PhysnetCidrMapHook(ProcessingHook):
         return None
 
     def before_update(self, data: Data, ctx: NodeContext) -> None:
-        created = {body.get("address"): body for body in ctx.ports_to_create}
         interfaces = data.get("all_interfaces") or {}
         for name, iface in interfaces.items():
             physnet = self._physnet(iface.get("ip")) if iface.get("ip") else None
             if physnet is None:
                 continue
-            mac = iface.get("mac")
-            if mac in created:
-                created[mac]["physical_network"] = physnet
-            elif mac in ctx.ports:
-                port = ctx.ports[mac]
-                if port.get("physical_network") != physnet:
-                    ctx.patch_port(port["uuid"], "/physical_network", physnet)
+            ctx.set_port_field(str(iface.get("mac")), "physical_network", physnet)
             LOG.debug("Node %s NIC %s: physical network %s", ctx.uuid, name, physnet)
