@@ -66,7 +66,7 @@ class Service:
         self.client = client
 
     def wait_for(
-        self, uuid: str, *wanted: str, timeout: float = 10.0
+        self, uuid: str, *wanted: str, timeout: float = 30.0
     ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         body: dict[str, Any] = {}
