@@ -8,6 +8,7 @@ Where everything goes is :mod:`inspector.diagram_layout`; this module
 draws it. Everything is iterated in a fixed order and every number is
 printed with one decimal, so the output only changes with the table.
 """
+
 import argparse
 import sys
 from collections.abc import Sequence
