@@ -112,13 +112,21 @@ class CoordinationCheck(_Check):
         conf = self.oslo_conf
         if conf.standalone:
             return True, "standalone: in-process locks, this process is the conductor"
-        rpc = self.runtime.rpc
-        if rpc is None:
-            return False, "this process has no conductor router"
-        router = rpc.router
-        router.invalidate()  # read the group now, not the cached view
-        hosts = router.hosts()
         where = _redacted(conf.coordination.backend_url)
+        group = self.runtime.conductors
+        if group is not None:  # read now, not the router's (stale-tolerant) view
+            views = group.conductors()
+            alive = [v["hostname"] for v in views if v["alive"]]
+            enabled = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
+            if alive and not enabled:
+                return False, f"{where}: every live conductor is disabled"
+            hosts = enabled
+        else:
+            rpc = self.runtime.rpc
+            if rpc is None:
+                return False, "this process has no conductor router"
+            rpc.router.invalidate()
+            hosts = rpc.router.hosts()
         if not hosts:
             return False, f"{where}: no conductor is a live member of the group"
         return True, f"{where}: {len(hosts)} conductor(s) alive: {', '.join(hosts)}"

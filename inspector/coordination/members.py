@@ -61,11 +61,21 @@ class GroupMembers:
     """
 
     def __init__(
-        self, coordinator: Any, ttl: float, store: "StateStore | None" = None
+        self,
+        coordinator: Any,
+        ttl: float,
+        store: "StateStore | None" = None,
+        stale_ok: bool = False,
     ) -> None:
         self._coordinator = coordinator
         self._ttl = ttl
         self._store = store
+        self._stale_ok = stale_ok
+        """The API's router: while the backend is away, route by the last
+        view instead of failing the request (a cast to a conductor that died
+        meanwhile is found by its claim deadline). Never for the takeover
+        sweep, which must not act on an old view."""
+        self._stale_since: float | None = None
         self._disabled: dict[str, str] = {}
         self._guard = threading.Lock()
         self._hosts: list[str] = []
@@ -79,6 +89,20 @@ class GroupMembers:
         with self._guard:
             if time.monotonic() - self._read_at < self._ttl:
                 return list(self._hosts)
+        try:
+            return self._read()
+        except exceptions.ServiceUnavailable as exc:
+            with self._guard:
+                if not self._stale_ok or self._read_at == -float("inf"):
+                    raise
+                if self._stale_since is None:
+                    self._stale_since = time.monotonic()
+                    LOG.warning("Routing by the last known conductors (%s) while "
+                                "the coordination backend is away: %s",
+                                ", ".join(self._hosts) or "none", exc)
+                return list(self._hosts)
+
+    def _read(self) -> list[str]:
         with translated("list the conductor group"):
             try:
                 members = self._coordinator.get_members(GROUP_ID).get()
@@ -95,6 +119,10 @@ class GroupMembers:
         with self._guard:
             self._hosts, self._read_at = hosts, time.monotonic()
             self._disabled = disabled
+            if self._stale_since is not None:
+                LOG.info("Coordination backend back after %.1f s",
+                         time.monotonic() - self._stale_since)
+                self._stale_since = None
         return list(hosts)
 
     def routable(self) -> list[str]:

@@ -101,6 +101,25 @@ def test_backend_failure_is_503() -> None:
         GroupMembers(broken, ttl=0).hosts()
 
 
+def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
+    backend = mock.Mock()
+    backend.get_members.return_value.get.return_value = {b"a", b"b"}
+    router = GroupMembers(backend, ttl=0, stale_ok=True)
+    assert router.hosts() == ["a", "b"]
+    backend.get_members.side_effect = coordination.ToozConnectionError("down")
+    assert router.hosts() == ["a", "b"]  # the last view, not a 503
+    assert router.pick() in {"a", "b"}
+    sweep = GroupMembers(backend, ttl=0)  # the takeover sweep never guesses
+    with pytest.raises(exceptions.ServiceUnavailable):
+        sweep.hosts()
+    fresh = GroupMembers(backend, ttl=0, stale_ok=True)  # nothing seen yet
+    with pytest.raises(exceptions.ServiceUnavailable):
+        fresh.hosts()
+    backend.get_members.side_effect = None
+    backend.get_members.return_value.get.return_value = {b"c"}
+    assert router.hosts() == ["c"]  # back: the real view again
+
+
 def test_start_coordinator_unreachable_is_503() -> None:
     conf = cfg.ConfigOpts()
     conf.register_opts(

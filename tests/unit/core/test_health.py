@@ -22,6 +22,7 @@ def conf() -> cfg.ConfigOpts:
 
 
 def _with_runtime(conf: cfg.ConfigOpts, **fields: Any) -> None:
+    fields.setdefault("conductors", None)
     health._runtimes[id(conf)] = types.SimpleNamespace(conf=conf, **fields)  # type: ignore[assignment]
 
 
@@ -80,6 +81,28 @@ def test_coordination_without_live_conductors(conf: cfg.ConfigOpts) -> None:
     router.hosts = lambda: ["c-1", "c-2"]
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert result.available and "2 conductor(s) alive: c-1, c-2" in (result.details or "")
+
+
+def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
+    conf.set_override("standalone", False)
+    conf.set_override("backend_url", "etcd3+http://127.0.0.1:2379", group="coordination")
+    views = [{"hostname": "c-1", "alive": True, "enabled": False},
+             {"hostname": "c-2", "alive": False, "enabled": True}]
+    group = types.SimpleNamespace(conductors=lambda: views)
+    _with_runtime(conf, conductors=group)
+    result = health.CoordinationCheck(conf, {}).healthcheck(80)
+    assert not result.available
+    assert "every live conductor is disabled" in (result.details or "")
+    views[0]["enabled"] = True
+    result = health.CoordinationCheck(conf, {}).healthcheck(80)
+    assert result.available and "1 conductor(s) alive: c-1" in (result.details or "")
+
+    def away() -> list[Any]:
+        raise exceptions.ServiceUnavailable(reason="etcd is away")
+
+    group.conductors = away
+    result = health.CoordinationCheck(conf, {}).healthcheck(80)
+    assert not result.available and "etcd is away" in (result.details or "")
 
 
 def test_messaging_names_an_unreachable_broker(conf: cfg.ConfigOpts) -> None:
