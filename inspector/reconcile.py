@@ -76,7 +76,7 @@ class Report:
 
 def _nodes(rt: Runtime) -> set[str]:
     try:
-        return {n["uuid"] for n in rt.baremetal.list_nodes_driver_info()}
+        return rt.baremetal.list_node_uuids()
     except exceptions.InspectorError as exc:
         raise IronicUnreachable(reason=exc.message) from exc
 

@@ -262,6 +262,13 @@ class BaremetalClient:
         )
         return [{"uuid": n.id, "driver_info": n.driver_info or {}} for n in nodes]
 
+    def list_node_uuids(self) -> set[str]:
+        """Every node Ironic has (the reconcile's first and only listing)."""
+        nodes = self._call(
+            "list nodes", "all", lambda bm: list(bm.nodes(fields=["uuid"]))
+        )
+        return {str(n.id) for n in nodes}
+
     def port_exists(self, address: str) -> bool:
         ports = self._call(
             "find port", address,

@@ -114,6 +114,10 @@ class FakeIronic:
         return [{"uuid": n["uuid"], "driver_info": dict(n["driver_info"])}
                 for n in self.nodes.values()]
 
+    def list_node_uuids(self) -> set[str]:
+        self._record("list_nodes", "all")
+        return set(self.nodes)
+
     def port_exists(self, address: str) -> bool:
         self._record("find_port", address)
         return any(p["address"] == address for p in self.ports.values())
