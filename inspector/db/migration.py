@@ -2,6 +2,7 @@
 
 import pathlib
 
+import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -24,10 +25,42 @@ def _config(db: Database) -> Config:
     return config
 
 
+LEGACY_VERSION_TABLE = "alembic_version"
+"""Where releases before the version table got its own name kept it."""
+
+
+def adopt_legacy_version(db: Database) -> None:
+    """A database of an earlier release keeps its revision in
+    ``alembic_version``: move it to our own version table, once.
+
+    Only a revision this release knows is taken over (and that table
+    dropped); an ``alembic_version`` of another service is left alone.
+    """
+    tables = set(sa.inspect(db.engine).get_table_names())
+    if VERSION_TABLE in tables or LEGACY_VERSION_TABLE not in tables:
+        return
+    if "introspections" not in tables:
+        return
+    with db.engine.begin() as conn:
+        revision = conn.execute(
+            sa.text(f"SELECT version_num FROM {LEGACY_VERSION_TABLE}")
+        ).scalar()
+        if revision not in known():
+            return
+        conn.execute(sa.text(
+            f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
+            f"CONSTRAINT {VERSION_TABLE}_pkc PRIMARY KEY (version_num))"
+        ))
+        conn.execute(sa.text(f"INSERT INTO {VERSION_TABLE} VALUES (:r)"),
+                     {"r": revision})
+        conn.execute(sa.text(f"DROP TABLE {LEGACY_VERSION_TABLE}"))
+
+
 def upgrade(db: Database, revision: str = "head") -> None:
     """Bring the schema to ``revision`` (creating it on an empty database)."""
     if db.is_sqlite and db.url.database:
         pathlib.Path(db.url.database).parent.mkdir(parents=True, exist_ok=True)
+    adopt_legacy_version(db)
     command.upgrade(_config(db), revision)
 
 
@@ -35,6 +68,7 @@ def current(db: Database) -> str | None:
     """The revision the database is at, or None when it has no schema."""
     if db.is_sqlite and db.url.database and not pathlib.Path(db.url.database).exists():
         return None  # connecting would create an empty file
+    adopt_legacy_version(db)
     with db.engine.connect() as conn:
         options = {"version_table": VERSION_TABLE}
         return MigrationContext.configure(conn, opts=options).get_current_revision()

@@ -1,4 +1,5 @@
 import pathlib
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,35 @@ def test_raw_data_stored_with_transition(db: engine.Database) -> None:
 def test_bad_url_is_config_error() -> None:
     with pytest.raises(exceptions.ConfigError):
         engine.Database("not a url")
+
+
+def test_database_of_an_earlier_release_is_adopted(tmp_path: Any) -> None:
+    """Before the version table had our own name it was alembic_version."""
+    import sqlalchemy as sa
+
+    old = engine.Database(f"sqlite:///{tmp_path}/old.sqlite")
+    migration.upgrade(old, "0002")
+    with old.engine.begin() as conn:
+        conn.execute(sa.text(
+            f"ALTER TABLE {migration.VERSION_TABLE} RENAME TO alembic_version"))
+    assert migration.current(old) == "0002"  # found and moved over
+    migration.upgrade(old)
+    assert migration.current(old) == migration.head()
+    tables = set(sa.inspect(old.engine).get_table_names())
+    assert "alembic_version" not in tables and "conductor_states" in tables
+    old.dispose()
+
+
+def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
+    import sqlalchemy as sa
+
+    shared = engine.Database(f"sqlite:///{tmp_path}/shared.sqlite")
+    with shared.engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32))"))
+        conn.execute(sa.text("INSERT INTO alembic_version VALUES ('f00dfeed')"))
+    migration.upgrade(shared)
+    with shared.engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")
+                            ).scalar() == "f00dfeed"
+    assert migration.current(shared) == migration.head()
+    shared.dispose()
