@@ -129,11 +129,16 @@ class DirectoryStore:
     def settle(self, record: Introspection) -> None:
         target = self._dir(record.uuid)
         target.mkdir(parents=True, exist_ok=True)
-        _write(target / "introspection.json", {
-            "uuid": record.uuid, "state": record.state,
-            "started_at": _iso(record.started_at),
-            "finished_at": _iso(record.finished_at), "error": record.error,
-        })
+        _write(
+            target / "introspection.json",
+            {
+                "uuid": record.uuid,
+                "state": record.state,
+                "started_at": _iso(record.started_at),
+                "finished_at": _iso(record.finished_at),
+                "error": record.error,
+            },
+        )
         stored_data.delete(self._db, record.uuid)  # kept outside now
 
     def delete(self, uuid: str) -> None:

@@ -41,6 +41,7 @@ LABEL_H = 16.0
 LABEL_TS = (0.5, 0.42, 0.58, 0.34, 0.66, 0.26, 0.74, 0.2, 0.8)
 SAMPLES = 40
 
+
 def _num(value: float) -> str:
     text = f"{value:.1f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
@@ -48,7 +49,6 @@ def _num(value: float) -> str:
 
 def _pt(point: Point) -> str:
     return f"{_num(point[0])},{_num(point[1])}"
-
 
 
 @dataclass(frozen=True)

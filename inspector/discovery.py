@@ -18,8 +18,12 @@ from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
-ADDRESS_FIELDS = {"ipmi": "ipmi_address", "redfish": "redfish_address",
-                  "idrac": "drac_address", "ilo": "ilo_address"}
+ADDRESS_FIELDS = {
+    "ipmi": "ipmi_address",
+    "redfish": "redfish_address",
+    "idrac": "drac_address",
+    "ilo": "ilo_address",
+}
 """Where each hardware type keeps the BMC address (ipmi_address otherwise)."""
 
 
@@ -64,11 +68,19 @@ def enroll(rt: Runtime, data: dict[str, Any], claim_within: float) -> Any:
     _refuse_known(rt, bmc, macs)
     node = rt.baremetal.create_node(node_body(rt, bmc))
     uuid = node["uuid"]
-    LOG.info("Enrolled node %s (BMC %s, MACs %s) from unknown ramdisk data",
-             uuid, bmc or "none", ", ".join(macs) or "none")
+    LOG.info(
+        "Enrolled node %s (BMC %s, MACs %s) from unknown ramdisk data",
+        uuid,
+        bmc or "none",
+        ", ".join(macs) or "none",
+    )
     data["auto_discovered"] = True
     record = introspections.enroll(rt.db, uuid, claim_within=claim_within)
     return introspections.transition(
-        rt.db, uuid, states.PROCESS, claim_within=claim_within,
-        expected_version=record.version, raw_data=data,
+        rt.db,
+        uuid,
+        states.PROCESS,
+        claim_within=claim_within,
+        expected_version=record.version,
+        raw_data=data,
     )

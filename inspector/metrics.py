@@ -62,7 +62,7 @@ ORPHANS_RESOLVED = prometheus_client.Counter(
 
 
 def call_label(what: str) -> str:
-    """"set power state 'power off'" -> 'set_power_state_power_off'."""
+    """ "set power state 'power off'" -> 'set_power_state_power_off'."""
     return re.sub(r"[^a-z0-9]+", "_", what.lower()).strip("_")
 
 
@@ -142,20 +142,31 @@ def exposition_app(
         environ: dict[str, Any], start_response: Callable[..., Any]
     ) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            return _plain(start_response, "405 Method Not Allowed",
-                          b"Only GET and HEAD are allowed on /metrics\n",
-                          [("Allow", "GET, HEAD")])
+            return _plain(
+                start_response,
+                "405 Method Not Allowed",
+                b"Only GET and HEAD are allowed on /metrics\n",
+                [("Allow", "GET, HEAD")],
+            )
         try:
             body = prometheus_client.generate_latest(_Registry([recorded(), shared]))
         except Exception as exc:  # the database or the backend is away
             LOG.warning("Metrics cannot be collected: %s", exc)
-            return _plain(start_response, "503 Service Unavailable",
-                          f"Metrics cannot be collected: {exc}\n".encode(),
-                          [("Retry-After", "5")])
+            return _plain(
+                start_response,
+                "503 Service Unavailable",
+                f"Metrics cannot be collected: {exc}\n".encode(),
+                [("Retry-After", "5")],
+            )
         if environ.get("REQUEST_METHOD") == "HEAD":
             body = b""
-        return _plain(start_response, "200 OK", body,
-                      [], content_type=prometheus_client.CONTENT_TYPE_LATEST)
+        return _plain(
+            start_response,
+            "200 OK",
+            body,
+            [],
+            content_type=prometheus_client.CONTENT_TYPE_LATEST,
+        )
 
     return app
 

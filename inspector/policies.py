@@ -20,9 +20,7 @@ _BASE = [
     policy.RuleDefault(
         "is_service", "role:service", description="Other services (Ironic)."
     ),
-    policy.RuleDefault(
-        "is_reader", "role:reader", description="Read-only access."
-    ),
+    policy.RuleDefault("is_reader", "role:reader", description="Read-only access."),
     policy.RuleDefault(
         "admin_or_service",
         "rule:is_admin or rule:is_service",
@@ -52,40 +50,81 @@ def _rule(
 
 
 _API = [
-    _rule("introspection", "rule:public_api",
-          "See the API root, its versions and its OpenAPI description.",
-          [("/", "GET"), ("/v1", "GET"), ("/v1/openapi.json", "GET")]),
-    _rule("introspection:continue", "rule:public_api",
-          "The ramdisk posts what it found.", [("/v1/continue", "POST")]),
-    _rule("introspection:status", "rule:reader_or_more",
-          "Read introspection statuses.",
-          [("/v1/introspection", "GET"), ("/v1/introspection/{node_id}", "GET")]),
-    _rule("introspection:start", "rule:admin_or_service",
-          "Start an introspection.", [("/v1/introspection/{node_id}", "POST")]),
-    _rule("introspection:abort", "rule:admin_or_service",
-          "Abort a running introspection.",
-          [("/v1/introspection/{node_id}/abort", "POST")]),
-    _rule("introspection:data", "rule:reader_or_more",
-          "Read the stored introspection data.",
-          [("/v1/introspection/{node_id}/data", "GET"),
-           ("/v1/introspection/{node_id}/data/unprocessed", "GET")]),
-    _rule("introspection:reapply", "rule:admin_or_service",
-          "Process the stored data again.",
-          [("/v1/introspection/{node_id}/data/unprocessed", "POST")]),
-    _rule("introspection:rule:get", "rule:reader_or_more",
-          "Read introspection rules.",
-          [("/v1/rules", "GET"), ("/v1/rules/{rule_id}", "GET")]),
-    _rule("introspection:rule:create", "rule:admin_or_service",
-          "Create an introspection rule.", [("/v1/rules", "POST")]),
-    _rule("introspection:rule:delete", "rule:admin_or_service",
-          "Delete introspection rules.",
-          [("/v1/rules", "DELETE"), ("/v1/rules/{rule_id}", "DELETE")]),
-    _rule("introspection:conductor:get", "rule:reader_or_more",
-          "See the conductors, whether they are alive and enabled (1.19).",
-          [("/v1/conductors", "GET"), ("/v1/conductors/{host}", "GET")]),
-    _rule("introspection:conductor:update", "rule:is_admin",
-          "Enable or disable a conductor (1.19).",
-          [("/v1/conductors/{host}", "PATCH")]),
+    _rule(
+        "introspection",
+        "rule:public_api",
+        "See the API root, its versions and its OpenAPI description.",
+        [("/", "GET"), ("/v1", "GET"), ("/v1/openapi.json", "GET")],
+    ),
+    _rule(
+        "introspection:continue",
+        "rule:public_api",
+        "The ramdisk posts what it found.",
+        [("/v1/continue", "POST")],
+    ),
+    _rule(
+        "introspection:status",
+        "rule:reader_or_more",
+        "Read introspection statuses.",
+        [("/v1/introspection", "GET"), ("/v1/introspection/{node_id}", "GET")],
+    ),
+    _rule(
+        "introspection:start",
+        "rule:admin_or_service",
+        "Start an introspection.",
+        [("/v1/introspection/{node_id}", "POST")],
+    ),
+    _rule(
+        "introspection:abort",
+        "rule:admin_or_service",
+        "Abort a running introspection.",
+        [("/v1/introspection/{node_id}/abort", "POST")],
+    ),
+    _rule(
+        "introspection:data",
+        "rule:reader_or_more",
+        "Read the stored introspection data.",
+        [
+            ("/v1/introspection/{node_id}/data", "GET"),
+            ("/v1/introspection/{node_id}/data/unprocessed", "GET"),
+        ],
+    ),
+    _rule(
+        "introspection:reapply",
+        "rule:admin_or_service",
+        "Process the stored data again.",
+        [("/v1/introspection/{node_id}/data/unprocessed", "POST")],
+    ),
+    _rule(
+        "introspection:rule:get",
+        "rule:reader_or_more",
+        "Read introspection rules.",
+        [("/v1/rules", "GET"), ("/v1/rules/{rule_id}", "GET")],
+    ),
+    _rule(
+        "introspection:rule:create",
+        "rule:admin_or_service",
+        "Create an introspection rule.",
+        [("/v1/rules", "POST")],
+    ),
+    _rule(
+        "introspection:rule:delete",
+        "rule:admin_or_service",
+        "Delete introspection rules.",
+        [("/v1/rules", "DELETE"), ("/v1/rules/{rule_id}", "DELETE")],
+    ),
+    _rule(
+        "introspection:conductor:get",
+        "rule:reader_or_more",
+        "See the conductors, whether they are alive and enabled (1.19).",
+        [("/v1/conductors", "GET"), ("/v1/conductors/{host}", "GET")],
+    ),
+    _rule(
+        "introspection:conductor:update",
+        "rule:is_admin",
+        "Enable or disable a conductor (1.19).",
+        [("/v1/conductors/{host}", "PATCH")],
+    ),
 ]
 
 

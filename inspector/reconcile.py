@@ -57,19 +57,27 @@ class Report:
         self.findings.append(Finding(node, kind, detail, action))
 
     def as_json(self) -> str:
-        return json.dumps({"dry_run": self.dry_run,
-                           "findings": [dataclasses.asdict(f) for f in self.findings],
-                           "notes": self.notes}, indent=2)
+        return json.dumps(
+            {
+                "dry_run": self.dry_run,
+                "findings": [dataclasses.asdict(f) for f in self.findings],
+                "notes": self.notes,
+            },
+            indent=2,
+        )
 
     def as_table(self) -> str:
         notes = "".join(f"\n{n}" for n in self.notes)
         if not self.findings:
             return "Nothing to reconcile: the inspector and Ironic agree." + notes
         rows = [("node", "kind", "detail", "action")] + [
-            (f.node, f.kind, f.detail, f.action) for f in self.findings]
+            (f.node, f.kind, f.detail, f.action) for f in self.findings
+        ]
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
-                 for r in rows]
+        lines = [
+            "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines) + notes
 
@@ -149,8 +157,9 @@ def _deleted(rt: Runtime, known: set[str], report: Report) -> None:
             report.add(record.uuid, "deleted", "node gone from Ironic", "would do")
             continue
         introspections.delete(rt.db, record.uuid)
-        LOG.info("Removed the introspection of node %s: Ironic no longer has it",
-                 record.uuid)
+        LOG.info(
+            "Removed the introspection of node %s: Ironic no longer has it", record.uuid
+        )
         report.add(record.uuid, "deleted", "node gone from Ironic", "done")
 
 
@@ -161,8 +170,11 @@ def _expected(data: dict[str, Any]) -> dict[str, Any]:
 def _drift(rt: Runtime, known: set[str], apply: bool, report: Report) -> None:
     store = data_store.for_conf(rt.conf, rt.db)
     for record in _all_records(rt):
-        if record.uuid not in known or record.state != states.FINISHED \
-                or record.owed_writes is not None:
+        if (
+            record.uuid not in known
+            or record.state != states.FINISHED
+            or record.owed_writes is not None
+        ):
             continue
         try:
             data = store.get(record.uuid, processed=True)
@@ -170,30 +182,52 @@ def _drift(rt: Runtime, known: set[str], apply: bool, report: Report) -> None:
             continue  # nothing kept to compare with
         node = rt.baremetal.get_node(record.uuid)
         props = node.get("properties") or {}
-        patches = [{"op": "add", "path": f"/properties/{k}", "value": v}
-                   for k, v in _expected(data).items() if props.get(k) != v]
+        patches = [
+            {"op": "add", "path": f"/properties/{k}", "value": v}
+            for k, v in _expected(data).items()
+            if props.get(k) != v
+        ]
         ports = rt.baremetal.list_ports(record.uuid)
         have = {str(p.get("address")).lower() for p in ports}
         missing = [m for m in data.get("macs") or [] if m not in have]
         seen = {i.get("mac") for i in (data.get("all_interfaces") or {}).values()}
         for port in ports:
-            if (port.get("extra") or {}).get("created_by") == CREATED_BY and \
-                    port.get("address") not in seen:
-                report.add(record.uuid, "stale-port",
-                           f"port {port['address']} matches no NIC", "reported")
+            if (port.get("extra") or {}).get("created_by") == CREATED_BY and port.get(
+                "address"
+            ) not in seen:
+                report.add(
+                    record.uuid,
+                    "stale-port",
+                    f"port {port['address']} matches no NIC",
+                    "reported",
+                )
         if not patches and not missing:
             continue
-        detail = ", ".join([f"{p['path'].rsplit('/', 1)[-1]}: ironic "
-                            f"{props.get(p['path'].rsplit('/', 1)[-1])!r} != "
-                            f"{p['value']!r}" for p in patches]
-                           + [f"port {m} missing" for m in missing])
+        detail = ", ".join(
+            [
+                f"{p['path'].rsplit('/', 1)[-1]}: ironic "
+                f"{props.get(p['path'].rsplit('/', 1)[-1])!r} != "
+                f"{p['value']!r}"
+                for p in patches
+            ]
+            + [f"port {m} missing" for m in missing]
+        )
         if not apply or report.dry_run:
-            report.add(record.uuid, "drift", detail,
-                       "would do" if apply else "reported")
+            report.add(
+                record.uuid, "drift", detail, "would do" if apply else "reported"
+            )
             continue
-        writes = {"node_patches": patches, "ports_to_create": [
-            {"address": m, "pxe_enabled": m == data.get("boot_interface"),
-             "extra": {"created_by": CREATED_BY}} for m in missing]}
+        writes = {
+            "node_patches": patches,
+            "ports_to_create": [
+                {
+                    "address": m,
+                    "pxe_enabled": m == data.get("boot_interface"),
+                    "extra": {"created_by": CREATED_BY},
+                }
+                for m in missing
+            ],
+        }
         try:
             owed.make(rt.baremetal, record.uuid, writes)
         except exceptions.InspectorError as exc:
@@ -235,8 +269,14 @@ def _rebuild(rt: Runtime, known: set[str], report: Report) -> None:
     report.notes.append(f"Not rebuilt from the store: {NOT_REBUILT}.")
 
 
-def sync(rt: Runtime, *, dry_run: bool = False, apply: bool = False,
-         drift: bool = True, rebuild: bool = False) -> Report:
+def sync(
+    rt: Runtime,
+    *,
+    dry_run: bool = False,
+    apply: bool = False,
+    drift: bool = True,
+    rebuild: bool = False,
+) -> Report:
     """One reconcile pass; see the module documentation."""
     report = Report(dry_run=dry_run)
     known = _nodes(rt)

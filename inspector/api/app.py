@@ -40,7 +40,6 @@ def _negotiate_version() -> None:
     )
 
 
-
 def _add_version_headers(response: flask.Response) -> flask.Response:
     # extend() appends without the per-header search set() does: this runs on
     # every response, and the hot status GET is a few hundred microseconds

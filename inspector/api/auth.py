@@ -42,17 +42,35 @@ PUBLIC = {
 ramdisk's callback, and the operator endpoints."""
 
 IDENTITY_HEADERS = (
-    "HTTP_X_IDENTITY_STATUS", "HTTP_X_ROLES", "HTTP_X_ROLE", "HTTP_X_USER_ID",
-    "HTTP_X_USER_NAME", "HTTP_X_USER", "HTTP_X_USER_DOMAIN_ID",
-    "HTTP_X_USER_DOMAIN_NAME", "HTTP_X_PROJECT_ID", "HTTP_X_PROJECT_NAME",
-    "HTTP_X_PROJECT_DOMAIN_ID", "HTTP_X_PROJECT_DOMAIN_NAME", "HTTP_X_TENANT_ID",
-    "HTTP_X_TENANT_NAME", "HTTP_X_TENANT", "HTTP_X_SYSTEM_SCOPE",
-    "HTTP_X_DOMAIN_ID", "HTTP_X_DOMAIN_NAME", "HTTP_X_SERVICE_ROLES",
-    "HTTP_X_SERVICE_IDENTITY_STATUS", "HTTP_X_IS_ADMIN_PROJECT",
-    "HTTP_X_SERVICE_USER_ID", "HTTP_X_SERVICE_USER_NAME",
-    "HTTP_X_SERVICE_USER_DOMAIN_ID", "HTTP_X_SERVICE_USER_DOMAIN_NAME",
-    "HTTP_X_SERVICE_PROJECT_ID", "HTTP_X_SERVICE_PROJECT_NAME",
-    "HTTP_X_SERVICE_PROJECT_DOMAIN_ID", "HTTP_X_SERVICE_PROJECT_DOMAIN_NAME",
+    "HTTP_X_IDENTITY_STATUS",
+    "HTTP_X_ROLES",
+    "HTTP_X_ROLE",
+    "HTTP_X_USER_ID",
+    "HTTP_X_USER_NAME",
+    "HTTP_X_USER",
+    "HTTP_X_USER_DOMAIN_ID",
+    "HTTP_X_USER_DOMAIN_NAME",
+    "HTTP_X_PROJECT_ID",
+    "HTTP_X_PROJECT_NAME",
+    "HTTP_X_PROJECT_DOMAIN_ID",
+    "HTTP_X_PROJECT_DOMAIN_NAME",
+    "HTTP_X_TENANT_ID",
+    "HTTP_X_TENANT_NAME",
+    "HTTP_X_TENANT",
+    "HTTP_X_SYSTEM_SCOPE",
+    "HTTP_X_DOMAIN_ID",
+    "HTTP_X_DOMAIN_NAME",
+    "HTTP_X_SERVICE_ROLES",
+    "HTTP_X_SERVICE_IDENTITY_STATUS",
+    "HTTP_X_IS_ADMIN_PROJECT",
+    "HTTP_X_SERVICE_USER_ID",
+    "HTTP_X_SERVICE_USER_NAME",
+    "HTTP_X_SERVICE_USER_DOMAIN_ID",
+    "HTTP_X_SERVICE_USER_DOMAIN_NAME",
+    "HTTP_X_SERVICE_PROJECT_ID",
+    "HTTP_X_SERVICE_PROJECT_NAME",
+    "HTTP_X_SERVICE_PROJECT_DOMAIN_ID",
+    "HTTP_X_SERVICE_PROJECT_DOMAIN_NAME",
 )
 """Where the caller's identity travels; removed from client requests, and
 the whole of what a policy decision depends on."""
@@ -69,22 +87,26 @@ def _clean(environ: dict[str, Any]) -> None:
 
 
 def _admin(environ: dict[str, Any], user: str) -> None:
-    environ.update({
-        "HTTP_X_IDENTITY_STATUS": "Confirmed",
-        "HTTP_X_ROLES": "admin,reader",
-        "HTTP_X_USER_NAME": user,
-        "HTTP_X_USER_ID": user,
-        "HTTP_X_SYSTEM_SCOPE": "all",
-    })
+    environ.update(
+        {
+            "HTTP_X_IDENTITY_STATUS": "Confirmed",
+            "HTTP_X_ROLES": "admin,reader",
+            "HTTP_X_USER_NAME": user,
+            "HTTP_X_USER_ID": user,
+            "HTTP_X_SYSTEM_SCOPE": "all",
+        }
+    )
 
 
 def unauthorized(
     start_response: Callable[..., Any], message: str, challenge: str | None = None
 ) -> list[bytes]:
     body = json.dumps({"error": {"message": message}}).encode()
-    headers = [("Content-Type", "application/json"),
-               ("Content-Length", str(len(body))),
-               *versions.response_headers(None).items()]
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(body))),
+        *versions.response_headers(None).items(),
+    ]
     if challenge:
         headers.append(("WWW-Authenticate", challenge))
     start_response("401 Unauthorized", headers)
@@ -97,8 +119,9 @@ class NoAuth:
     def __init__(self, app: WSGIApp) -> None:
         self._app = app
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
-                 ) -> Iterable[bytes]:
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
         _clean(environ)
         _admin(environ, "noauth")
         return self._app(environ, start_response)
@@ -131,8 +154,12 @@ class Htpasswd:
                 continue
             user, _, hashed = line.partition(":")
             if not hashed.startswith(("$2y$", "$2b$", "$2a$")):
-                LOG.warning("%s line %d: user %r has no bcrypt hash (htpasswd -B); "
-                            "ignored", self.path, number, user)
+                LOG.warning(
+                    "%s line %d: user %r has no bcrypt hash (htpasswd -B); ignored",
+                    self.path,
+                    number,
+                    user,
+                )
                 continue
             users[user] = hashed.encode()
         self._users, self._stamp = users, (stat.st_mtime, stat.st_size)
@@ -142,8 +169,9 @@ class Htpasswd:
         try:
             stat = os.stat(self.path)
         except OSError as exc:
-            LOG.error("Cannot read %s, keeping the users loaded before: %s",
-                      self.path, exc)
+            LOG.error(
+                "Cannot read %s, keeping the users loaded before: %s", self.path, exc
+            )
             return
         if (stat.st_mtime, stat.st_size) != self._stamp:
             with self._guard:
@@ -188,15 +216,19 @@ class HttpBasic:
             return None
         return user
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
-                 ) -> Iterable[bytes]:
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
         _clean(environ)
         user = self._user(environ)
         if user is not None:
             _admin(environ, user)
         elif not is_public(environ):
-            return unauthorized(start_response, "Authentication required: send "
-                                "valid HTTP basic credentials", self.CHALLENGE)
+            return unauthorized(
+                start_response,
+                "Authentication required: send valid HTTP basic credentials",
+                self.CHALLENGE,
+            )
         return self._app(environ, start_response)
 
 
@@ -207,14 +239,17 @@ class KeystoneGate:
     def __init__(self, app: WSGIApp) -> None:
         self._app = app
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
-                 ) -> Iterable[bytes]:
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
         if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed" and not is_public(
             environ
         ):
-            return unauthorized(start_response, "Authentication required: send a "
-                                "valid Keystone token in X-Auth-Token",
-                                "Keystone uri='keystone'")
+            return unauthorized(
+                start_response,
+                "Authentication required: send a valid Keystone token in X-Auth-Token",
+                "Keystone uri='keystone'",
+            )
         return self._app(environ, start_response)
 
 
@@ -240,8 +275,10 @@ def wrap(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
             KeystoneGate(app),
             {"oslo_config_config": conf, "delay_auth_decision": True},
         )
-    LOG.warning("API authentication is DISABLED ([DEFAULT]auth_strategy = noauth): "
-                "anyone who can reach the API can start, abort and read "
-                "introspections and change rules. Use keystone or http_basic "
-                "outside a trusted network.")
+    LOG.warning(
+        "API authentication is DISABLED ([DEFAULT]auth_strategy = noauth): "
+        "anyone who can reach the API can start, abort and read "
+        "introspections and change rules. Use keystone or http_basic "
+        "outside a trusted network."
+    )
     return NoAuth(app)

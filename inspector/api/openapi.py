@@ -9,18 +9,27 @@ from typing import Any
 from inspector.api import payload, versions
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
-_NODE = {"name": "node_id", "in": "path", "required": True,
-         "description": "Node UUID or Ironic node name",
-         "schema": {"type": "string"}}
-_RULE = {"name": "rule_id", "in": "path", "required": True,
-         "schema": {"type": "string", "format": "uuid"}}
+_NODE = {
+    "name": "node_id",
+    "in": "path",
+    "required": True,
+    "description": "Node UUID or Ironic node name",
+    "schema": {"type": "string"},
+}
+_RULE = {
+    "name": "rule_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "format": "uuid"},
+}
 
-_HOST = {"name": "host", "in": "path", "required": True,
-         "schema": {"type": "string"}}
+_HOST = {"name": "host", "in": "path", "required": True, "schema": {"type": "string"}}
 CONDUCTOR_PATCH = {
     "type": "object",
-    "properties": {"enabled": {"type": "boolean"},
-                   "disabled_reason": {"type": ["string", "null"], "maxLength": 255}},
+    "properties": {
+        "enabled": {"type": "boolean"},
+        "disabled_reason": {"type": ["string", "null"], "maxLength": 255},
+    },
     "required": ["enabled"],
 }
 
@@ -30,15 +39,28 @@ RULE_SCHEMA = {
         "uuid": {"type": "string", "format": "uuid"},
         "description": {"type": ["string", "null"]},
         "scope": {"type": ["string", "null"], "maxLength": 255},
-        "conditions": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"op": {"type": "string"}, "field": {"type": "string"},
-                           "multiple": {"enum": ["any", "all", "first"]},
-                           "invert": {"type": "boolean"}},
-            "required": ["op", "field"]}},
-        "actions": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "properties": {"action": {"type": "string"}},
-            "required": ["action"]}},
+        "conditions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string"},
+                    "field": {"type": "string"},
+                    "multiple": {"enum": ["any", "all", "first"]},
+                    "invert": {"type": "boolean"},
+                },
+                "required": ["op", "field"],
+            },
+        },
+        "actions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {"action": {"type": "string"}},
+                "required": ["action"],
+            },
+        },
     },
     "required": ["actions"],
 }
@@ -47,55 +69,100 @@ RULE_SCHEMA = {
 def _responses(success: str, *errors: int) -> dict[str, Any]:
     result: dict[str, Any] = {success: {"description": "Success"}}
     for code in (400, 401, 403, 406, *errors):
-        result[str(code)] = {"description": "Error", "content": {
-            "application/json": {"schema": _ERROR}}}
+        result[str(code)] = {
+            "description": "Error",
+            "content": {"application/json": {"schema": _ERROR}},
+        }
     return result
 
 
-def _op(summary: str, success: str, *errors: int, params: list[Any] | None = None,
-        body: dict[str, Any] | None = None, body_required: bool = True,
-        public: bool = False) -> dict[str, Any]:
+def _op(
+    summary: str,
+    success: str,
+    *errors: int,
+    params: list[Any] | None = None,
+    body: dict[str, Any] | None = None,
+    body_required: bool = True,
+    public: bool = False,
+) -> dict[str, Any]:
     op: dict[str, Any] = {"summary": summary, "responses": _responses(success, *errors)}
     if params:
         op["parameters"] = params
     if body is not None:
-        op["requestBody"] = {"required": body_required,
-                             "content": {"application/json": {"schema": body}}}
+        op["requestBody"] = {
+            "required": body_required,
+            "content": {"application/json": {"schema": body}},
+        }
     if public:
         op["security"] = []
     return op
 
 
 def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": False, "schema": schema,
-            "description": text}
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "schema": schema,
+        "description": text,
+    }
 
 
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": _op("API versions", "200", public=True)},
     "/v1": {"get": _op("Resources of v1", "200", public=True)},
     "/v1/openapi.json": {"get": _op("This document", "200", public=True)},
-    "/v1/continue": {"post": _op(
-        "Ramdisk data of a node under introspection", "200", 404, 409, 413,
-        body=payload.SCHEMA, public=True)},
-    "/v1/introspection": {"get": _op(
-        "List introspection statuses, newest first", "200", 404, params=[
-            _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
-            _query("marker", {"type": "string"}, "UUID of the last item seen"),
-            _query("state", {"type": "string"}, "comma-separated states")])},
+    "/v1/continue": {
+        "post": _op(
+            "Ramdisk data of a node under introspection",
+            "200",
+            404,
+            409,
+            413,
+            body=payload.SCHEMA,
+            public=True,
+        )
+    },
+    "/v1/introspection": {
+        "get": _op(
+            "List introspection statuses, newest first",
+            "200",
+            404,
+            params=[
+                _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
+                _query("marker", {"type": "string"}, "UUID of the last item seen"),
+                _query("state", {"type": "string"}, "comma-separated states"),
+            ],
+        )
+    },
     "/v1/introspection/{node_id}": {
         "get": _op("Introspection status", "200", 404, params=[_NODE]),
-        "post": _op("Start introspection", "202", 404, 409, params=[
-            _NODE, _query("manage_boot", {"type": "string"}, "true or false")]),
+        "post": _op(
+            "Start introspection",
+            "202",
+            404,
+            409,
+            params=[_NODE, _query("manage_boot", {"type": "string"}, "true or false")],
+        ),
     },
     "/v1/introspection/{node_id}/abort": {
-        "post": _op("Abort introspection", "202", 404, 409, params=[_NODE])},
+        "post": _op("Abort introspection", "202", 404, 409, params=[_NODE])
+    },
     "/v1/introspection/{node_id}/data": {
-        "get": _op("Processed data", "200", 404, params=[_NODE])},
+        "get": _op("Processed data", "200", 404, params=[_NODE])
+    },
     "/v1/introspection/{node_id}/data/unprocessed": {
         "get": _op("Data as the ramdisk posted it", "200", 404, params=[_NODE]),
-        "post": _op("Process stored (or these) data again", "202", 404, 409, 413,
-                    params=[_NODE], body=payload.SCHEMA, body_required=False),
+        "post": _op(
+            "Process stored (or these) data again",
+            "202",
+            404,
+            409,
+            413,
+            params=[_NODE],
+            body=payload.SCHEMA,
+            body_required=False,
+        ),
     },
     "/v1/rules": {
         "get": _op("List rules", "200"),
@@ -105,8 +172,14 @@ PATHS: dict[str, dict[str, Any]] = {
     "/v1/conductors": {"get": _op("List conductors (1.19)", "200", 404)},
     "/v1/conductors/{host}": {
         "get": _op("A conductor (1.19)", "200", 404, params=[_HOST]),
-        "patch": _op("Enable or disable a conductor (1.19)", "200", 404, 413,
-                     params=[_HOST], body=CONDUCTOR_PATCH),
+        "patch": _op(
+            "Enable or disable a conductor (1.19)",
+            "200",
+            404,
+            413,
+            params=[_HOST],
+            body=CONDUCTOR_PATCH,
+        ),
     },
     "/v1/rules/{rule_id}": {
         "get": _op("A rule", "200", 404, params=[_RULE]),
@@ -124,11 +197,19 @@ def document() -> dict[str, Any]:
         },
         "paths": PATHS,
         "components": {
-            "schemas": {"Error": {
-                "type": "object",
-                "properties": {"error": {"type": "object", "properties": {
-                    "message": {"type": "string"}}, "required": ["message"]}},
-                "required": ["error"]}},
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {"message": {"type": "string"}},
+                            "required": ["message"],
+                        }
+                    },
+                    "required": ["error"],
+                }
+            },
             "securitySchemes": {
                 "keystone": {"type": "apiKey", "in": "header", "name": "X-Auth-Token"},
                 "basic": {"type": "http", "scheme": "basic"},

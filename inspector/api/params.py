@@ -61,8 +61,7 @@ def _check_size(body: Any) -> None:
         children = value.values() if isinstance(value, dict) else value
         if len(children) > MAX_ITEMS:
             raise exceptions.InvalidInput(
-                f"The request body has a list or object of more than "
-                f"{MAX_ITEMS} items"
+                f"The request body has a list or object of more than {MAX_ITEMS} items"
             )
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
 
@@ -91,4 +90,3 @@ def integer(name: str) -> int | None:
         raise exceptions.InvalidInput(
             f"Invalid value for {name}: {value[:32]!r}, expected an integer"
         ) from None
-

@@ -35,8 +35,11 @@ SCHEMA = {
             "type": "object",
             "properties": {
                 "interfaces": {"type": "array", "items": _INTERFACE, "maxItems": 1024},
-                "disks": {"type": "array", "items": {"type": "object"},
-                          "maxItems": 4096},
+                "disks": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "maxItems": 4096,
+                },
                 "cpu": {"type": "object"},
                 "memory": {"type": "object"},
                 "bmc_address": _STRING_OR_NULL,
@@ -45,22 +48,23 @@ SCHEMA = {
                 "boot": {"type": "object"},
             },
         },
-        "pci_devices": {"type": "array", "items": {"type": "object"},
-                        "maxItems": 4096},
+        "pci_devices": {"type": "array", "items": {"type": "object"}, "maxItems": 4096},
         "root_disk": {"type": ["object", "null"]},
     },
 }
 _VALIDATOR = jsonschema.Draft7Validator(SCHEMA)
 
-SECRET_KEY = re.compile(r"pass(word|wd|phrase)?$|password|secret|token|"
-                        r"private_?key|credential", re.IGNORECASE)
+SECRET_KEY = re.compile(
+    r"pass(word|wd|phrase)?$|password|secret|token|"
+    r"private_?key|credential",
+    re.IGNORECASE,
+)
 REDACTED = "***"
 
 
 def validate(data: dict[str, Any]) -> None:
     """:raises InvalidInput: naming where the payload has the wrong shape."""
-    error = next(iter(sorted(_VALIDATOR.iter_errors(data), key=lambda e: e.path)),
-                 None)
+    error = next(iter(sorted(_VALIDATOR.iter_errors(data), key=lambda e: e.path)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(the body)"
         raise exceptions.InvalidInput(
@@ -72,8 +76,10 @@ def redact(value: Any) -> Any:
     """``value`` with the values of secret-looking keys replaced, in place."""
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and SECRET_KEY.search(key) and item not in (
-                None, ""
+            if (
+                isinstance(key, str)
+                and SECRET_KEY.search(key)
+                and item not in (None, "")
             ):
                 value[key] = REDACTED
             else:

@@ -44,9 +44,7 @@ def _rule_id(value: str) -> str:
     try:
         return str(uuid_mod.UUID(value))
     except ValueError:
-        raise exceptions.InvalidInput(
-            f"Invalid rule UUID: {value[:64]!r}"
-        ) from None
+        raise exceptions.InvalidInput(f"Invalid rule UUID: {value[:64]!r}") from None
 
 
 def _no_content() -> flask.Response:

@@ -52,7 +52,9 @@ class ApiService:
 
         store = conductor_state.for_coordinator(self.coordinator)
         self.members = GroupMembers(
-            self.coordinator, conf.coordination.member_cache_seconds, store,
+            self.coordinator,
+            conf.coordination.member_cache_seconds,
+            store,
             stale_ok=True,
         )
         self.runtime = Runtime(

@@ -114,9 +114,7 @@ class BaremetalClient:
         with metrics.IronicCallTimer(what):
             return self._call_with_retries(what, target, func)
 
-    def _call_with_retries(
-        self, what: str, target: str, func: Callable[[Any], T]
-    ) -> T:
+    def _call_with_retries(self, what: str, target: str, func: Callable[[Any], T]) -> T:
         from keystoneauth1 import exceptions as ks_exc
         from openstack import exceptions as sdk_exc
 
@@ -250,14 +248,16 @@ class BaremetalClient:
 
     def create_node(self, body: dict[str, Any]) -> dict[str, Any]:
         """Create a node (discovery); ``body`` uses Ironic's field names."""
-        node = self._call("create node", body.get("driver", "?"),
-                          lambda bm: bm.create_node(**body))
+        node = self._call(
+            "create node", body.get("driver", "?"), lambda bm: bm.create_node(**body)
+        )
         return _to_dict(node, NODE_FIELDS)
 
     def list_nodes_driver_info(self) -> list[dict[str, Any]]:
         """Every node's uuid and driver_info: to find a BMC address."""
         nodes = self._call(
-            "list nodes", "all",
+            "list nodes",
+            "all",
             lambda bm: list(bm.nodes(fields=["uuid", "driver_info"])),
         )
         return [{"uuid": n.id, "driver_info": n.driver_info or {}} for n in nodes]
@@ -271,7 +271,8 @@ class BaremetalClient:
 
     def port_exists(self, address: str) -> bool:
         ports = self._call(
-            "find port", address,
+            "find port",
+            address,
             lambda bm: list(bm.ports(address=address, fields=["uuid"])),
         )
         return bool(ports)

@@ -17,8 +17,15 @@ from oslo_config import cfg
 from inspector.cmd import process
 
 PROG = "ironic-inspector-manage"
-COLUMNS = ("hostname", "alive", "enabled", "disabled_reason", "introspections",
-           "last_heartbeat", "version")
+COLUMNS = (
+    "hostname",
+    "alive",
+    "enabled",
+    "disabled_reason",
+    "introspections",
+    "last_heartbeat",
+    "version",
+)
 
 
 def _add_commands(subparsers: Any) -> None:
@@ -38,18 +45,30 @@ def _add_commands(subparsers: Any) -> None:
     rule_actions = rules.add_subparsers(dest="action", required=True)
     rule_actions.add_parser("export", help="print every rule (JSON list)")
     importing = rule_actions.add_parser(
-        "import", help="create the rules of a JSON list (export's output)")
+        "import", help="create the rules of a JSON list (export's output)"
+    )
     importing.add_argument("file", help="path, or - for standard input")
     sync = subparsers.add_parser(
-        "sync", help="make owed Ironic writes, drop introspections of deleted "
-        "nodes, report (and with --apply repair) drift")
-    sync.add_argument("--dry-run", action="store_true",
-                      help="report what would be done, write nothing")
-    sync.add_argument("--apply", action="store_true",
-                      help="also re-apply drifted properties and missing ports")
-    sync.add_argument("--rebuild", action="store_true",
-                      help="first recreate finished introspections the database "
-                      "lost, from a directory data store")
+        "sync",
+        help="make owed Ironic writes, drop introspections of deleted "
+        "nodes, report (and with --apply repair) drift",
+    )
+    sync.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="report what would be done, write nothing",
+    )
+    sync.add_argument(
+        "--apply",
+        action="store_true",
+        help="also re-apply drifted properties and missing ports",
+    )
+    sync.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="first recreate finished introspections the database "
+        "lost, from a directory data store",
+    )
     sync.add_argument("--json", action="store_true")
 
 
@@ -57,14 +76,18 @@ COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    cells = [[str(r.get(c) if r.get(c) is not None else "") for c in COLUMNS]
-             for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
-              for i, c in enumerate(COLUMNS)]
+    cells = [
+        [str(r.get(c) if r.get(c) is not None else "") for c in COLUMNS] for r in rows
+    ]
+    widths = [
+        max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
+        for i, c in enumerate(COLUMNS)
+    ]
     line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True))
-            for row in cells]
+    out += [
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells
+    ]
     return "\n".join(out)
 
 
@@ -92,10 +115,15 @@ def _sync(conf: cfg.ConfigOpts) -> int:
     conf.set_override("max_retries", 0, group="ironic")
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
-    rt = Runtime(conf=conf, db=db, baremetal=BaremetalClient(conf),
-                 locks=SemaphoreLockProvider())
-    report = reconcile.sync(rt, dry_run=conf.command.dry_run,
-                            apply=conf.command.apply, rebuild=conf.command.rebuild)
+    rt = Runtime(
+        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=SemaphoreLockProvider()
+    )
+    report = reconcile.sync(
+        rt,
+        dry_run=conf.command.dry_run,
+        apply=conf.command.apply,
+        rebuild=conf.command.rebuild,
+    )
     print(report.as_json() if conf.command.json else report.as_table())
     failed = [f for f in report.findings if f.action.startswith("failed")]
     return 1 if failed else 0
@@ -120,8 +148,12 @@ def _rules(conf: cfg.ConfigOpts) -> int:
         raise exceptions.InvalidInput(f"Cannot read rules from {path}: {exc}") from exc
     if not isinstance(items, list):
         raise exceptions.InvalidInput(f"{path} must hold a JSON list of rules")
-    rules = [validation.validate(item) if isinstance(item, dict)
-             else validation.validate({"invalid": item}) for item in items]
+    rules = [
+        validation.validate(item)
+        if isinstance(item, dict)
+        else validation.validate({"invalid": item})
+        for item in items
+    ]
     created = skipped = 0
     for rule in rules:  # every rule is valid before any is created
         try:

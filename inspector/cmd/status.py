@@ -77,8 +77,10 @@ class Checks(upgradecheck.UpgradeCommands):
             return Result(Code.FAILURE, str(exc))
         if warnings:
             return Result(Code.WARNING, "; ".join(warnings))
-        return Result(Code.SUCCESS, "split mode: database, broker and "
-                      "coordination backend can be shared")
+        return Result(
+            Code.SUCCESS,
+            "split mode: database, broker and coordination backend can be shared",
+        )
 
     def _coordination_driver(self) -> Result:
         if self.conf.standalone:

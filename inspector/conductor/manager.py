@@ -359,8 +359,11 @@ class ConductorManager:
         started = time.monotonic()
         result = "error"
         pending: owed.WritesOwed | None = None
-        power_off = (record.state == states.PROCESSING and record.manage_boot
-                     and self.rt.conf.processing.power_off)
+        power_off = (
+            record.state == states.PROCESSING
+            and record.manage_boot
+            and self.rt.conf.processing.power_off
+        )
         try:
             processed = node_processing.process_data(self.rt, self.hooks, uuid, raw)
             result = "success"
@@ -394,11 +397,18 @@ class ConductorManager:
         if pending is not None:
             pending.writes["power_off"] = power_off
             writes = (owed.dumps(pending.writes), pending.reason)
-            LOG.warning("Introspection of node %s finished, but Ironic did not take "
-                        "its results (%s): pending %s; the reconcile will make them",
-                        uuid, pending.reason, owed.describe(pending.writes))
+            LOG.warning(
+                "Introspection of node %s finished, but Ironic did not take "
+                "its results (%s): pending %s; the reconcile will make them",
+                uuid,
+                pending.reason,
+                owed.describe(pending.writes),
+            )
         finished = introspections.transition(
-            self.rt.db, uuid, states.FINISH, expected_version=record.version,
+            self.rt.db,
+            uuid,
+            states.FINISH,
+            expected_version=record.version,
             owed=writes,
         )
         if pending is None:

@@ -82,8 +82,9 @@ class ConductorService:
             leader = self.leadership.renew()
         else:
             if self.leadership.is_leader():
-                LOG.info("Conductor %s is disabled: giving up the lead",
-                         self.rt.conf.host)
+                LOG.info(
+                    "Conductor %s is disabled: giving up the lead", self.rt.conf.host
+                )
             self.leadership.resign()
             leader = False
         try:
@@ -115,8 +116,13 @@ class ConductorService:
             LOG.warning("Reconcile skipped: %s", exc)
             return
         for finding in report.findings:
-            LOG.info("Reconcile: node %s %s (%s): %s", finding.node, finding.kind,
-                     finding.detail, finding.action)
+            LOG.info(
+                "Reconcile: node %s %s (%s): %s",
+                finding.node,
+                finding.kind,
+                finding.detail,
+                finding.action,
+            )
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

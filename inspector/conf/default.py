@@ -45,12 +45,21 @@ OPTS = [
         "auth_strategy",
         default="noauth",
         choices=[
-            ("noauth", "no authentication: everyone is an admin; only for "
-             "trusted networks and labs"),
-            ("http_basic", "HTTP basic authentication against the bcrypt "
-             "htpasswd file http_basic_auth_user_file; every user is an admin"),
-            ("keystone", "Keystone tokens (keystonemiddleware, "
-             "[keystone_authtoken]); roles decide through the policy"),
+            (
+                "noauth",
+                "no authentication: everyone is an admin; only for "
+                "trusted networks and labs",
+            ),
+            (
+                "http_basic",
+                "HTTP basic authentication against the bcrypt "
+                "htpasswd file http_basic_auth_user_file; every user is an admin",
+            ),
+            (
+                "keystone",
+                "Keystone tokens (keystonemiddleware, "
+                "[keystone_authtoken]); roles decide through the policy",
+            ),
         ],
         help="Authentication of API requests. /, /v1, /v1/continue, "
         "/healthcheck and /metrics stay public; everything else answers 401 "

@@ -29,9 +29,12 @@ OPTS = [
         choices=[
             ("none", "keep no data after processing"),
             ("database", "keep raw and processed data in the database"),
-            ("directory", "keep them as JSON files in store_data_dir, outside "
-             "the database (readable by other tools; a lost database can be "
-             "rebuilt from them with ironic-inspector-manage sync --rebuild)"),
+            (
+                "directory",
+                "keep them as JSON files in store_data_dir, outside "
+                "the database (readable by other tools; a lost database can be "
+                "rebuilt from them with ironic-inspector-manage sync --rebuild)",
+            ),
         ],
         help="Where to keep introspection data once processing ends. With "
         "none, GET .../data answers 404 and reapply has nothing to use.",

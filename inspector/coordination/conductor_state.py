@@ -53,8 +53,12 @@ class Etcd3gwStore:
 
     def hosts(self) -> list[str]:
         found = self._client.get_prefix(KEY_PREFIX)
-        return sorted(_host(meta["key"].decode() if isinstance(meta["key"], bytes)
-                            else meta["key"]) for _value, meta in found)
+        return sorted(
+            _host(
+                meta["key"].decode() if isinstance(meta["key"], bytes) else meta["key"]
+            )
+            for _value, meta in found
+        )
 
 
 class RedisStore:
@@ -125,8 +129,11 @@ class FileStore:
     def hosts(self) -> list[str]:
         if not self._dir.is_dir():
             return []
-        return sorted(_host(p.name) for p in self._dir.iterdir()
-                      if p.name.startswith(KEY_PREFIX) and p.suffix != ".tmp")
+        return sorted(
+            _host(p.name)
+            for p in self._dir.iterdir()
+            if p.name.startswith(KEY_PREFIX) and p.suffix != ".tmp"
+        )
 
 
 class DatabaseStore:
@@ -148,8 +155,11 @@ class DatabaseStore:
         with self._db.session() as session:
             row = session.get(models.ConductorState, host)
             if row is None:
-                session.add(models.ConductorState(
-                    host=host, state=json.dumps(state), updated_at=models.utcnow()))
+                session.add(
+                    models.ConductorState(
+                        host=host, state=json.dumps(state), updated_at=models.utcnow()
+                    )
+                )
             else:
                 row.state, row.updated_at = json.dumps(state), models.utcnow()
 

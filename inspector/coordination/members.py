@@ -97,9 +97,12 @@ class GroupMembers:
                     raise
                 if self._stale_since is None:
                     self._stale_since = time.monotonic()
-                    LOG.warning("Routing by the last known conductors (%s) while "
-                                "the coordination backend is away: %s",
-                                ", ".join(self._hosts) or "none", exc)
+                    LOG.warning(
+                        "Routing by the last known conductors (%s) while "
+                        "the coordination backend is away: %s",
+                        ", ".join(self._hosts) or "none",
+                        exc,
+                    )
                 return list(self._hosts)
 
     def _read(self) -> list[str]:
@@ -120,8 +123,10 @@ class GroupMembers:
             self._hosts, self._read_at = hosts, time.monotonic()
             self._disabled = disabled
             if self._stale_since is not None:
-                LOG.info("Coordination backend back after %.1f s",
-                         time.monotonic() - self._stale_since)
+                LOG.info(
+                    "Coordination backend back after %.1f s",
+                    time.monotonic() - self._stale_since,
+                )
                 self._stale_since = None
         return list(hosts)
 

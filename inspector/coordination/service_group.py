@@ -86,15 +86,18 @@ class ServiceGroup:
 
     def _owned(self) -> dict[str, int]:
         model = models.Introspection
-        query = (sa.select(model.owner, sa.func.count())
-                 .where(model.state.in_(states.WORKING), model.owner.is_not(None))
-                 .group_by(model.owner))
+        query = (
+            sa.select(model.owner, sa.func.count())
+            .where(model.state.in_(states.WORKING), model.owner.is_not(None))
+            .group_by(model.owner)
+        )
         with self._db.session() as session:
             return {str(owner): count for owner, count in session.execute(query)}
 
     @staticmethod
-    def _view(host: str, caps: dict[str, Any] | None, state: dict[str, Any] | None,
-              owned: int) -> dict[str, Any]:
+    def _view(
+        host: str, caps: dict[str, Any] | None, state: dict[str, Any] | None, owned: int
+    ) -> dict[str, Any]:
         alive = caps is not None
         caps = caps or {}
         state = state or {}
@@ -152,23 +155,33 @@ class ServiceGroup:
             self._store.put(host, state)
         warning = None
         if not enabled:
-            others = [h for h, v in views.items()
-                      if h != host and v["alive"] and v["enabled"]]
+            others = [
+                h for h, v in views.items() if h != host and v["alive"] and v["enabled"]
+            ]
             if not others:
-                warning = (f"{host} was the last enabled conductor: no new "
-                           "introspection can start until one is enabled")
-        LOG.log(logging.WARNING if warning else logging.INFO,
-                "Conductor %s %s%s%s", host, "enabled" if enabled else "disabled",
-                f" ({state['reason']})" if state["reason"] else "",
-                f"; {warning}" if warning else "")
+                warning = (
+                    f"{host} was the last enabled conductor: no new "
+                    "introspection can start until one is enabled"
+                )
+        LOG.log(
+            logging.WARNING if warning else logging.INFO,
+            "Conductor %s %s%s%s",
+            host,
+            "enabled" if enabled else "disabled",
+            f" ({state['reason']})" if state["reason"] else "",
+            f"; {warning}" if warning else "",
+        )
         return self.get(host), warning
 
     def routable(self) -> list[str]:
         """Alive and enabled: where new work may go."""
         members = self._members()
         with translated("read conductor states"):
-            return [h for h in sorted(members)
-                    if (self._store.get(h) or {}).get("enabled", True)]
+            return [
+                h
+                for h in sorted(members)
+                if (self._store.get(h) or {}).get("enabled", True)
+            ]
 
     def is_enabled(self, host: str) -> bool:
         with translated("read conductor states"):

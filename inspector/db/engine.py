@@ -41,8 +41,11 @@ class Database:
             else:
                 # opening a SQLite connection runs the pragmas below; keep every
                 # connection the threads need instead of churning overflow ones
-                kwargs.update(pool_size=pool_size + max_overflow, max_overflow=0,
-                              pool_timeout=pool_timeout)
+                kwargs.update(
+                    pool_size=pool_size + max_overflow,
+                    max_overflow=0,
+                    pool_timeout=pool_timeout,
+                )
         else:
             kwargs.update(
                 pool_size=pool_size,

@@ -258,10 +258,13 @@ def restore(db: Database, saved: dict[str, Any]) -> Introspection:
 
     with db.session() as session:
         row = models.Introspection(
-            uuid=saved["uuid"], state=saved["state"], version=1,
+            uuid=saved["uuid"],
+            state=saved["state"],
+            version=1,
             started_at=when(saved.get("started_at")) or utcnow(),
             finished_at=when(saved.get("finished_at")) or utcnow(),
-            error=saved.get("error"), manage_boot=True,
+            error=saved.get("error"),
+            manage_boot=True,
         )
         session.add(row)
         session.flush()

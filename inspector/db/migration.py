@@ -47,12 +47,15 @@ def adopt_legacy_version(db: Database) -> None:
         ).scalar()
         if revision not in known():
             return
-        conn.execute(sa.text(
-            f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
-            f"CONSTRAINT {VERSION_TABLE}_pkc PRIMARY KEY (version_num))"
-        ))
-        conn.execute(sa.text(f"INSERT INTO {VERSION_TABLE} VALUES (:r)"),
-                     {"r": revision})
+        conn.execute(
+            sa.text(
+                f"CREATE TABLE {VERSION_TABLE} (version_num VARCHAR(32) NOT NULL, "
+                f"CONSTRAINT {VERSION_TABLE}_pkc PRIMARY KEY (version_num))"
+            )
+        )
+        conn.execute(
+            sa.text(f"INSERT INTO {VERSION_TABLE} VALUES (:r)"), {"r": revision}
+        )
         conn.execute(sa.text(f"DROP TABLE {LEGACY_VERSION_TABLE}"))
 
 

@@ -23,8 +23,13 @@ class RuleExists(exceptions.Conflict):
 
 def _as_dict(row: models.Rule) -> dict[str, Any]:
     conditions = [
-        {"op": c.op, "field": c.field, "multiple": c.multiple, "invert": c.invert,
-         **json.loads(c.params)}
+        {
+            "op": c.op,
+            "field": c.field,
+            "multiple": c.multiple,
+            "invert": c.invert,
+            **json.loads(c.params),
+        }
         for c in row.conditions
     ]
     actions = [{"action": a.action, **json.loads(a.params)} for a in row.actions]
@@ -38,8 +43,9 @@ def _as_dict(row: models.Rule) -> dict[str, Any]:
 
 
 def _params(item: dict[str, Any], reserved: set[str]) -> str:
-    return json.dumps({k: v for k, v in item.items() if k not in reserved},
-                      sort_keys=True)
+    return json.dumps(
+        {k: v for k, v in item.items() if k not in reserved}, sort_keys=True
+    )
 
 
 def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
@@ -51,8 +57,13 @@ def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
         scope=rule["scope"],
         disabled=False,
         conditions=[
-            models.RuleCondition(op=c["op"], field=c["field"], multiple=c["multiple"],
-                                 invert=c["invert"], params=_params(c, CONDITION_KEYS))
+            models.RuleCondition(
+                op=c["op"],
+                field=c["field"],
+                multiple=c["multiple"],
+                invert=c["invert"],
+                params=_params(c, CONDITION_KEYS),
+            )
             for c in rule["conditions"]
         ],
         actions=[

@@ -81,7 +81,6 @@ def render_vhost(
     return text
 
 
-
 def installed() -> str | None:
     """None when Apache and mod_wsgi are there, else what is missing."""
     if not shutil.which("apache2") and not pathlib.Path("/usr/sbin/apache2").exists():

@@ -182,9 +182,7 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
                 done.set()
                 lock.release()
 
-            thread = threading.Thread(
-                target=wait_for_it, args=(name, acquired_at, got)
-            )
+            thread = threading.Thread(target=wait_for_it, args=(name, acquired_at, got))
             thread.start()
             time.sleep(0.3)  # the waiter is blocked by now
             released_at = time.perf_counter()

@@ -91,9 +91,7 @@ def _bench(args: argparse.Namespace) -> int:
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))
         elif shape.startswith("split-") and shape[6:].isdigit() and int(shape[6:]) > 0:
-            runs.append(
-                bench.BenchOptions(split=int(shape[6:]), **common)
-            )
+            runs.append(bench.BenchOptions(split=int(shape[6:]), **common))
         else:
             print(f"ironic-inspector-lab: unknown shape {shape!r}", file=sys.stderr)
             return 2

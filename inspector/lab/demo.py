@@ -329,9 +329,7 @@ def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) ->
         assert cluster.api is not None
         api = "Apache + mod_wsgi" if cluster.api_server == "apache" else "local server"
         where.append(f"API ({api}): {url} (logs in {cluster.api.work_dir})")
-        where += [
-            f"{c.host}: log {c.log_file}" for c in cluster.conductors
-        ]
+        where += [f"{c.host}: log {c.log_file}" for c in cluster.conductors]
         where += [
             f"etcd: {cluster.etcd.client_url}",
             f"RabbitMQ: {cluster.rabbit.transport_url}",

@@ -54,9 +54,7 @@ def _each(url: str, uuids: list[str]) -> dict[str, Callable[[str], Any]]:
 
     def port_round_trip(uuid: str) -> None:
         mac = "02:1a:b0:" + ":".join(uuid[i : i + 2] for i in (0, 2, 4))
-        resp = http.post(
-            f"{url}/v1/ports", json={"node_uuid": uuid, "address": mac}
-        )
+        resp = http.post(f"{url}/v1/ports", json={"node_uuid": uuid, "address": mac})
         ok(resp)
         ok(http.delete(f"{url}/v1/ports/{resp.json()['uuid']}"))
 

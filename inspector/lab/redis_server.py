@@ -37,15 +37,32 @@ class RedisServer:
     def start(self, timeout: float = 30.0) -> None:
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not pathlib.Path(binary).exists():
-            raise RuntimeError("redis-server is not installed: run "
-                               "tools/ensure-packages.sh (Debian package redis-server)")
+            raise RuntimeError(
+                "redis-server is not installed: run "
+                "tools/ensure-packages.sh (Debian package redis-server)"
+            )
         self.work_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
         self._proc = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.work_dir), "--save", "", "--appendonly", "no",
-             "--daemonize", "no", "--protected-mode", "yes"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.work_dir),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         deadline = time.monotonic() + timeout

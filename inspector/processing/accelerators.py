@@ -32,8 +32,9 @@ def _id(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = value.strip().lower().removeprefix("0x")
-    return text if len(text) == 4 and all(c in "0123456789abcdef" for c in text) \
-        else None
+    return (
+        text if len(text) == 4 and all(c in "0123456789abcdef" for c in text) else None
+    )
 
 
 def load_known(path: str | None) -> dict[tuple[str, str], tuple[str, str]]:
@@ -64,8 +65,10 @@ def load_known(path: str | None) -> dict[tuple[str, str], tuple[str, str]]:
                 f"Invalid configuration: [accelerators]known_devices: entry "
                 f"{entry!r} needs 4-digit hex vendor_id and device_id"
             )
-        known[(vendor, device)] = (str(entry.get("type", "GPU")),
-                                   str(entry.get("device_info", "")))
+        known[(vendor, device)] = (
+            str(entry.get("type", "GPU")),
+            str(entry.get("device_info", "")),
+        )
     return known
 
 
@@ -89,11 +92,21 @@ class AcceleratorsHook(ProcessingHook):
             key = (_id(device.get("vendor_id")), _id(device.get("product_id")))
             match = self.known.get(key)  # type: ignore[arg-type]
             if match is not None:
-                found.append({"vendor_id": key[0], "device_id": key[1],
-                              "type": match[0], "device_info": match[1],
-                              "pci_address": device.get("bus")})
+                found.append(
+                    {
+                        "vendor_id": key[0],
+                        "device_id": key[1],
+                        "type": match[0],
+                        "device_info": match[1],
+                        "pci_address": device.get("bus"),
+                    }
+                )
         data["accel_devices"] = found
         if found:
             ctx.patch("/properties/accel_count", len(found))
-            LOG.info("Node %s: %d accelerators (%s)", ctx.uuid, len(found),
-                     ", ".join(sorted({str(d["device_info"]) for d in found})))
+            LOG.info(
+                "Node %s: %d accelerators (%s)",
+                ctx.uuid,
+                len(found),
+                ", ".join(sorted({str(d["device_info"]) for d in found})),
+            )

@@ -32,14 +32,18 @@ class ExtraHardwareHook(ProcessingHook):
             return
         raw = data.pop("data")
         if not isinstance(raw, list):
-            LOG.warning("Extra hardware data is a %s, not a list: dropped",
-                        type(raw).__name__)
+            LOG.warning(
+                "Extra hardware data is a %s, not a list: dropped", type(raw).__name__
+            )
             return
         extra: dict[str, Any] = {}
         skipped = 0
         for entry in raw:
-            if (not isinstance(entry, list | tuple) or len(entry) != 4
-                    or not all(isinstance(p, str) for p in entry[:3])):
+            if (
+                not isinstance(entry, list | tuple)
+                or len(entry) != 4
+                or not all(isinstance(p, str) for p in entry[:3])
+            ):
                 skipped += 1
                 continue
             category, item, key, value = entry

@@ -23,9 +23,19 @@ IEEE_8023 = "00120f"
 
 MAC_SUBTYPES = {"chassis": 4, "port": 3}
 ADDRESS_SUBTYPES = {"chassis": 5, "port": 4}
-CAPABILITIES = ("other", "repeater", "bridge", "wlan_access_point", "router",
-                "telephone", "docsis_cable_device", "station_only", "c_vlan",
-                "s_vlan", "two_port_mac_relay")
+CAPABILITIES = (
+    "other",
+    "repeater",
+    "bridge",
+    "wlan_access_point",
+    "router",
+    "telephone",
+    "docsis_cable_device",
+    "station_only",
+    "c_vlan",
+    "s_vlan",
+    "two_port_mac_relay",
+)
 
 
 class _Bad(ValueError):
@@ -123,17 +133,19 @@ def _org_specific(raw: bytes, out: dict[str, Any]) -> None:
 def _management(raw: bytes, out: dict[str, Any]) -> None:
     if len(raw) < 2 or raw[0] < 1 or len(raw) < 1 + raw[0]:
         raise _Bad("management address length does not match")
-    address = _address(raw[1:1 + raw[0]])
+    address = _address(raw[1 : 1 + raw[0]])
     out.setdefault("switch_mgmt_addresses", []).append(address)
 
 
 def _capabilities(raw: bytes, out: dict[str, Any]) -> None:
     if len(raw) != 4:
         raise _Bad("system capabilities have 4 bytes")
-    out["switch_capabilities_support"] = _bits(int.from_bytes(raw[:2], "big"),
-                                               CAPABILITIES)
-    out["switch_capabilities_enabled"] = _bits(int.from_bytes(raw[2:], "big"),
-                                               CAPABILITIES)
+    out["switch_capabilities_support"] = _bits(
+        int.from_bytes(raw[:2], "big"), CAPABILITIES
+    )
+    out["switch_capabilities_enabled"] = _bits(
+        int.from_bytes(raw[2:], "big"), CAPABILITIES
+    )
 
 
 def _one(kind: int, raw: bytes, out: dict[str, Any]) -> None:

@@ -19,8 +19,9 @@ def _by_interface(data: Data) -> dict[str, dict[str, Any]]:
             continue
         fields, skipped = lldp.parse(iface.get("lldp"))
         if skipped:
-            LOG.warning("Skipped %d malformed LLDP TLVs of interface %s",
-                        skipped, iface["name"])
+            LOG.warning(
+                "Skipped %d malformed LLDP TLVs of interface %s", skipped, iface["name"]
+            )
         if fields:
             result[iface["name"]] = fields
     return result
@@ -61,8 +62,12 @@ class LocalLinkConnectionHook(ProcessingHook):
             connection = self._connection(fields)
             mac = data["all_interfaces"][name]["mac"]
             if connection is None:
-                LOG.info("Node %s interface %s: LLDP gives no switch MAC and port "
-                         "id, local_link_connection not set", ctx.uuid, name)
+                LOG.info(
+                    "Node %s interface %s: LLDP gives no switch MAC and port "
+                    "id, local_link_connection not set",
+                    ctx.uuid,
+                    name,
+                )
                 continue
             ctx.set_port_field(mac, "local_link_connection", connection)
 

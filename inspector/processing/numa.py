@@ -10,16 +10,25 @@ LOG = logging.getLogger(__name__)
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) \
-        and value >= 0 else None
+    return (
+        value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else None
+    )
 
 
 def _macs(data: Data) -> dict[str, str]:
     inventory = data.get("inventory")
     interfaces = inventory.get("interfaces") if isinstance(inventory, dict) else None
-    return {str(i["name"]): str(i.get("mac_address") or "").lower() or ""
-            for i in interfaces if isinstance(i, dict) and i.get("name")} \
-        if isinstance(interfaces, list) else {}
+    return (
+        {
+            str(i["name"]): str(i.get("mac_address") or "").lower() or ""
+            for i in interfaces
+            if isinstance(i, dict) and i.get("name")
+        }
+        if isinstance(interfaces, list)
+        else {}
+    )
 
 
 def build(topology: Any, macs: dict[str, str]) -> tuple[list[dict[str, Any]], int]:
@@ -31,8 +40,16 @@ def build(topology: Any, macs: dict[str, str]) -> tuple[list[dict[str, Any]], in
         index = _int(number)
         if index is None:
             return None
-        return nodes.setdefault(index, {"numa_node": index, "memory_mb": 0,
-                                        "cpus": [], "thread_siblings": [], "nics": []})
+        return nodes.setdefault(
+            index,
+            {
+                "numa_node": index,
+                "memory_mb": 0,
+                "cpus": [],
+                "thread_siblings": [],
+                "nics": [],
+            },
+        )
 
     sections = topology if isinstance(topology, dict) else {}
     for ram in sections.get("ram") or []:

@@ -49,15 +49,20 @@ def dumps(writes: dict[str, Any]) -> str:
 
 def describe(writes: dict[str, Any]) -> str:
     """'3 property changes, 1 port to create, power off' for tables and logs."""
-    parts = ["processing again (Ironic was away before any write)"
-             if writes.get("reprocess") else ""]
+    parts = [
+        "processing again (Ironic was away before any write)"
+        if writes.get("reprocess")
+        else ""
+    ]
     parts = [p for p in parts if p]
-    for key, label in (("node_patches", "property changes"),
-                       ("ports_to_create", "ports to create"),
-                       ("ports_to_delete", "ports to delete"),
-                       ("port_patches", "ports to update"),
-                       ("traits_to_add", "traits to add"),
-                       ("traits_to_remove", "traits to remove")):
+    for key, label in (
+        ("node_patches", "property changes"),
+        ("ports_to_create", "ports to create"),
+        ("ports_to_delete", "ports to delete"),
+        ("port_patches", "ports to update"),
+        ("traits_to_add", "traits to add"),
+        ("traits_to_remove", "traits to remove"),
+    ):
         if writes.get(key):
             parts.append(f"{len(writes[key])} {label}")
     if writes.get("power_off"):

@@ -43,11 +43,16 @@ class RaidDeviceHook(ProcessingHook):
             return
         new = sorted(set(current) - set(map(str, previous["serials"])))
         if len(new) != 1:
-            LOG.warning("Node %s: expected one new block device for the RAID root "
-                        "device, found %s", ctx.uuid, ", ".join(new) or "none")
+            LOG.warning(
+                "Node %s: expected one new block device for the RAID root "
+                "device, found %s",
+                ctx.uuid,
+                ", ".join(new) or "none",
+            )
             return
         hint, value = current[new[0]]
         ctx.patch("/properties/root_device", {hint: value})
         ctx.remove("/extra/block_devices")
-        LOG.info("Node %s: root device is the new RAID volume (%s %s)",
-                 ctx.uuid, hint, value)
+        LOG.info(
+            "Node %s: root device is the new RAID volume (%s %s)", ctx.uuid, hint, value
+        )

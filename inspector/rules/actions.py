@@ -37,8 +37,11 @@ class Action(abc.ABC):
 class Fail(Action):
     """End the introspection in error with ``message``."""
 
-    PARAMS = {"type": "object", "properties": {"message": _STRING},
-              "required": ["message"]}
+    PARAMS = {
+        "type": "object",
+        "properties": {"message": _STRING},
+        "required": ["message"],
+    }
 
     def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
         raise exceptions.ProcessingError(str(params["message"]))
@@ -54,8 +57,11 @@ class _PathAction(Action):
 class SetAttribute(_PathAction):
     """Set the node field at ``path`` (JSON pointer, e.g. /extra/rack) to ``value``."""
 
-    PARAMS = {"type": "object", "properties": {"path": _STRING, "value": {}},
-              "required": ["path", "value"]}
+    PARAMS = {
+        "type": "object",
+        "properties": {"path": _STRING, "value": {}},
+        "required": ["path", "value"],
+    }
 
     def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
         ctx.patch(_path(params["path"]), params["value"])
@@ -88,8 +94,11 @@ class ExtendAttribute(_PathAction):
 class SetCapability(Action):
     """Set capability ``name`` to ``value`` in properties.capabilities."""
 
-    PARAMS = {"type": "object", "properties": {"name": _STRING, "value": {}},
-              "required": ["name", "value"]}
+    PARAMS = {
+        "type": "object",
+        "properties": {"name": _STRING, "value": {}},
+        "required": ["name", "value"],
+    }
 
     def validate(self, params: dict[str, Any]) -> None:
         for key in ("name", "value"):

@@ -99,8 +99,12 @@ def apply_rules(rules: list[dict[str, Any]], data: Data, ctx: NodeContext) -> li
     for rule in rules:
         if not matching(rule, data, ctx):
             continue
-        LOG.info("Rule %s (%s) applies to node %s", rule["uuid"],
-                 rule.get("description") or "no description", ctx.uuid)
+        LOG.info(
+            "Rule %s (%s) applies to node %s",
+            rule["uuid"],
+            rule.get("description") or "no description",
+            ctx.uuid,
+        )
         for index, action in enumerate(rule["actions"]):
             params = {k: v for k, v in action.items() if k != "action"}
             where = f"rule {rule['uuid']} action {index} ({action['action']})"

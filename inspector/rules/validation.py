@@ -93,20 +93,28 @@ def _condition(index: int, raw: Any) -> dict[str, Any]:
     op = raw.get("op")
     plugin = conditions().get(op) if isinstance(op, str) else None
     if plugin is None:
-        raise _invalid(f"{where}.op", f"unknown condition {op!r}; "
-                       f"available: {', '.join(sorted(conditions()))}")
+        raise _invalid(
+            f"{where}.op",
+            f"unknown condition {op!r}; available: {', '.join(sorted(conditions()))}",
+        )
     _check_path(f"{where}.field", raw.get("field"))
     multiple = raw.get("multiple", "any")
     if multiple not in MULTIPLE:
-        raise _invalid(f"{where}.multiple", f"{multiple!r} is not one of "
-                       f"{', '.join(MULTIPLE)}")
+        raise _invalid(
+            f"{where}.multiple", f"{multiple!r} is not one of {', '.join(MULTIPLE)}"
+        )
     invert = raw.get("invert", False)
     if not isinstance(invert, bool):
         raise _invalid(f"{where}.invert", "must be true or false")
     params = {k: v for k, v in raw.items() if k not in CONDITION_KEYS}
     _check_params(where, plugin, params)
-    return {"op": op, "field": raw["field"], "multiple": multiple,
-            "invert": invert, **params}
+    return {
+        "op": op,
+        "field": raw["field"],
+        "multiple": multiple,
+        "invert": invert,
+        **params,
+    }
 
 
 def _action(index: int, raw: Any) -> dict[str, Any]:
@@ -116,8 +124,10 @@ def _action(index: int, raw: Any) -> dict[str, Any]:
     name = raw.get("action")
     plugin = actions().get(name) if isinstance(name, str) else None
     if plugin is None:
-        raise _invalid(f"{where}.action", f"unknown action {name!r}; "
-                       f"available: {', '.join(sorted(actions()))}")
+        raise _invalid(
+            f"{where}.action",
+            f"unknown action {name!r}; available: {', '.join(sorted(actions()))}",
+        )
     params = {k: v for k, v in raw.items() if k != "action"}
     _check_params(where, plugin, params)
     return {"action": name, **params}

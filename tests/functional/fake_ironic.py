@@ -111,8 +111,10 @@ class FakeIronic:
 
     def list_nodes_driver_info(self) -> list[dict[str, Any]]:
         self._record("list_nodes", "all")
-        return [{"uuid": n["uuid"], "driver_info": dict(n["driver_info"])}
-                for n in self.nodes.values()]
+        return [
+            {"uuid": n["uuid"], "driver_info": dict(n["driver_info"])}
+            for n in self.nodes.values()
+        ]
 
     def list_node_uuids(self) -> set[str]:
         self._record("list_nodes", "all")

@@ -227,7 +227,9 @@ def test_continue_with_sql_looking_strings(service: Service, payload: Any) -> No
     assert service.client.get("/v1/introspection").status_code == 200
 
 
-def test_database_outage_is_503(service: Service, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_database_outage_is_503(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A database that goes away answers 503 naming it, on the lean status
     path and through Flask alike, never a 500."""
     from sqlalchemy import exc as sa_exc

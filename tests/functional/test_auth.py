@@ -44,15 +44,26 @@ ENDPOINTS = [
     ("GET", f"/v1/conductors/{HOST}", "reader"),
     ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),
 ]
-ROLES = {"none": ["member"], "reader": ["reader"], "admin": ["admin"],
-         "service": ["service"]}
-MAY = {"public": set(ROLES), "reader": {"reader", "admin", "service"},
-       "admin": {"admin", "service"}, "admin-only": {"admin"}}
+ROLES = {
+    "none": ["member"],
+    "reader": ["reader"],
+    "admin": ["admin"],
+    "service": ["service"],
+}
+MAY = {
+    "public": set(ROLES),
+    "reader": {"reader", "admin", "service"},
+    "admin": {"admin", "service"},
+    "admin-only": {"admin"},
+}
 
 
 def _call(client: FlaskClient, method: str, path: str, **kwargs: Any) -> Any:
-    body = {"actions": [{"action": "fail", "message": "x"}]} if path == "/v1/rules" \
-        and method == "POST" else {}
+    body = (
+        {"actions": [{"action": "fail", "message": "x"}]}
+        if path == "/v1/rules" and method == "POST"
+        else {}
+    )
     return client.open(path, method=method, json=body, **kwargs)
 
 
@@ -60,33 +71,51 @@ def test_every_route_has_a_policy_rule(service: Service) -> None:
     app = create_app(service.rt)
     endpoints = {r.endpoint for r in app.url_map.iter_rules()} - {"static"}
     assert endpoints == set(access.ENDPOINT_RULES)
-    routes = {(m, r.rule) for r in app.url_map.iter_rules() if r.endpoint != "static"
-              for m in r.methods - {"HEAD", "OPTIONS"}}
-    covered = {(m, p.replace(NODE, "<node_id>").replace(RULE, "<rule_id>")
-                .replace(HOST, "<host>")) for m, p, _ in ENDPOINTS}
+    routes = {
+        (m, r.rule)
+        for r in app.url_map.iter_rules()
+        if r.endpoint != "static"
+        for m in r.methods - {"HEAD", "OPTIONS"}
+    }
+    covered = {
+        (
+            m,
+            p.replace(NODE, "<node_id>")
+            .replace(RULE, "<rule_id>")
+            .replace(HOST, "<host>"),
+        )
+        for m, p, _ in ENDPOINTS
+    }
     assert {(m, r.rstrip("/") or "/") for m, r in routes} == covered
 
 
 @pytest.fixture
-def keystone(service: Service, conf: cfg.ConfigOpts) -> Iterator[tuple[FlaskClient, dict[str, str]]]:
+def keystone(
+    service: Service, conf: cfg.ConfigOpts
+) -> Iterator[tuple[FlaskClient, dict[str, str]]]:
     conf.set_override("auth_strategy", "keystone")
     for group, options in auth_token.list_opts():
         conf.register_opts(options, group=group)
-    conf.set_override("www_authenticate_uri", "http://keystone.example/identity",
-                      group="keystone_authtoken")
+    conf.set_override(
+        "www_authenticate_uri",
+        "http://keystone.example/identity",
+        group="keystone_authtoken",
+    )
     tokens = ks_fixture.AuthTokenFixture()
     tokens.setUp()
     ids = {name: f"token-{name}" for name in ROLES}
     for name, roles in ROLES.items():
-        tokens.add_token_data(token_id=ids[name], role_list=roles, project_id="p1",
-                              user_id=f"user-{name}")
+        tokens.add_token_data(
+            token_id=ids[name], role_list=roles, project_id="p1", user_id=f"user-{name}"
+        )
     yield create_app(service.rt).test_client(), ids
     tokens.cleanUp()
 
 
 @pytest.mark.parametrize("method,path,who", ENDPOINTS)
-def test_keystone_matrix(keystone: tuple[FlaskClient, dict[str, str]],
-                         method: str, path: str, who: str) -> None:
+def test_keystone_matrix(
+    keystone: tuple[FlaskClient, dict[str, str]], method: str, path: str, who: str
+) -> None:
     client, tokens = keystone
     anonymous = _call(client, method, path)
     assert (anonymous.status_code == 401) == (who != "public"), anonymous.get_json()
@@ -101,18 +130,22 @@ def test_keystone_matrix(keystone: tuple[FlaskClient, dict[str, str]],
 
 
 def test_keystone_bad_token_and_spoofed_roles(
-    keystone: tuple[FlaskClient, dict[str, str]]
+    keystone: tuple[FlaskClient, dict[str, str]],
 ) -> None:
     client, tokens = keystone
     resp = client.get("/v1/introspection", headers={"X-Auth-Token": "forged"})
     assert resp.status_code == 401
     assert "X-Auth-Token" in resp.get_json()["error"]["message"]
     assert resp.headers["X-OpenStack-Ironic-Inspector-API-Maximum-Version"]
-    spoofed = client.get("/v1/introspection", headers={
-        "X-Roles": "admin", "X-Identity-Status": "Confirmed"})
+    spoofed = client.get(
+        "/v1/introspection",
+        headers={"X-Roles": "admin", "X-Identity-Status": "Confirmed"},
+    )
     assert spoofed.status_code == 401
-    reader = client.post(f"/v1/introspection/{NODE}", headers={
-        "X-Auth-Token": tokens["reader"], "X-Roles": "admin"})
+    reader = client.post(
+        f"/v1/introspection/{NODE}",
+        headers={"X-Auth-Token": tokens["reader"], "X-Roles": "admin"},
+    )
     assert reader.status_code == 403  # the token's roles, not the header's
 
 
@@ -130,15 +163,18 @@ def _basic(user: str, password: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def basic(service: Service, conf: cfg.ConfigOpts, htpasswd: pathlib.Path) -> FlaskClient:
+def basic(
+    service: Service, conf: cfg.ConfigOpts, htpasswd: pathlib.Path
+) -> FlaskClient:
     conf.set_override("auth_strategy", "http_basic")
     conf.set_override("http_basic_auth_user_file", str(htpasswd))
     return create_app(service.rt).test_client()
 
 
 @pytest.mark.parametrize("method,path,who", ENDPOINTS)
-def test_http_basic_every_endpoint(basic: FlaskClient, method: str, path: str,
-                                   who: str) -> None:
+def test_http_basic_every_endpoint(
+    basic: FlaskClient, method: str, path: str, who: str
+) -> None:
     anonymous = _call(basic, method, path)
     if who == "public":
         assert anonymous.status_code not in (401, 403)
@@ -149,17 +185,20 @@ def test_http_basic_every_endpoint(basic: FlaskClient, method: str, path: str,
     assert resp.status_code not in (401, 403), resp.get_json()
 
 
-@pytest.mark.parametrize("headers", [
-    _basic("alice", "wrong"),
-    _basic("bob", "plaintext-ignored"),  # not a bcrypt line
-    _basic("nobody", "s3cret"),
-    {"Authorization": "Basic !!!not-base64"},
-    {"Authorization": "Basic " + base64.b64encode(b"no-colon").decode()},
-    {"Authorization": "Basic " + base64.b64encode(b"\xff\xfe:x").decode()},
-    {"Authorization": "Bearer abc"},
-    {"Authorization": ""},
-    {"X-Roles": "admin", "X-Identity-Status": "Confirmed"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        _basic("alice", "wrong"),
+        _basic("bob", "plaintext-ignored"),  # not a bcrypt line
+        _basic("nobody", "s3cret"),
+        {"Authorization": "Basic !!!not-base64"},
+        {"Authorization": "Basic " + base64.b64encode(b"no-colon").decode()},
+        {"Authorization": "Basic " + base64.b64encode(b"\xff\xfe:x").decode()},
+        {"Authorization": "Bearer abc"},
+        {"Authorization": ""},
+        {"X-Roles": "admin", "X-Identity-Status": "Confirmed"},
+    ],
+)
 def test_http_basic_refuses(basic: FlaskClient, headers: dict[str, str]) -> None:
     resp = basic.get("/v1/introspection", headers=headers)
     assert resp.status_code == 401

@@ -9,26 +9,37 @@ import pytest
 BIN = pathlib.Path(sys.executable).parent
 
 
-def run(tmp_path: pathlib.Path, script: str, conf: str, *args: str
-        ) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp_path: pathlib.Path, script: str, conf: str, *args: str
+) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "inspector.conf"
     path.write_text(conf)
-    return subprocess.run([str(BIN / script), "--config-file", str(path), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [str(BIN / script), "--config-file", str(path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-@pytest.mark.parametrize("conf,fragment", [
-    ("[processing]\nstore_data = swift\n", "[processing]store_data"),
-    ("[processing]\nadd_ports = some\n", "[processing]add_ports"),
-    ("[DEFAULT]\nauth_strategy = ldap\n", "[DEFAULT]auth_strategy"),
-    ("[DEFAULT]\nauth_strategy = http_basic\n"
-     "http_basic_auth_user_file = /nonexistent/htpasswd\n",
-     "http_basic_auth_user_file /nonexistent/htpasswd"),
-    ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
-    ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
-])
-def test_bad_choice_stops_start_up(tmp_path: pathlib.Path, conf: str,
-                                   fragment: str) -> None:
+@pytest.mark.parametrize(
+    "conf,fragment",
+    [
+        ("[processing]\nstore_data = swift\n", "[processing]store_data"),
+        ("[processing]\nadd_ports = some\n", "[processing]add_ports"),
+        ("[DEFAULT]\nauth_strategy = ldap\n", "[DEFAULT]auth_strategy"),
+        (
+            "[DEFAULT]\nauth_strategy = http_basic\n"
+            "http_basic_auth_user_file = /nonexistent/htpasswd\n",
+            "http_basic_auth_user_file /nonexistent/htpasswd",
+        ),
+        ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
+        ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
+    ],
+)
+def test_bad_choice_stops_start_up(
+    tmp_path: pathlib.Path, conf: str, fragment: str
+) -> None:
     db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
     result = run(tmp_path, "ironic-inspector", conf + db)
     assert result.returncode == 2, result.stderr
@@ -43,8 +54,10 @@ def test_standalone_false_refused(tmp_path: pathlib.Path) -> None:
 
 
 def test_unknown_hook_refused(tmp_path: pathlib.Path) -> None:
-    conf = (f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
-            "[processing]\nprocessing_hooks = scheduler,no_such_hook\n")
+    conf = (
+        f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+        "[processing]\nprocessing_hooks = scheduler,no_such_hook\n"
+    )
     result = run(tmp_path, "ironic-inspector", conf)
     assert result.returncode == 2
     assert "no_such_hook" in result.stderr and "Traceback" not in result.stderr
@@ -64,19 +77,26 @@ def test_dbsync_upgrade_and_current(tmp_path: pathlib.Path) -> None:
 
 
 def test_dbsync_bad_url(tmp_path: pathlib.Path) -> None:
-    result = run(tmp_path, "ironic-inspector-dbsync",
-                 "[database]\nconnection = nonsense\n", "upgrade")
+    result = run(
+        tmp_path,
+        "ironic-inspector-dbsync",
+        "[database]\nconnection = nonsense\n",
+        "upgrade",
+    )
     assert result.returncode == 2
     assert "[database]connection" in result.stderr
 
 
-SPLIT = ("[DEFAULT]\nstandalone = False\ntransport_url = rabbit://u:p@127.0.0.1:1/\n"
-         "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n"
-         "[database]\nconnection = postgresql+psycopg2://u:p@127.0.0.1:1/x\n")
+SPLIT = (
+    "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://u:p@127.0.0.1:1/\n"
+    "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n"
+    "[database]\nconnection = postgresql+psycopg2://u:p@127.0.0.1:1/x\n"
+)
 
 
-@pytest.mark.parametrize("script", ["ironic-inspector-conductor",
-                                    "ironic-inspector-api-wsgi"])
+@pytest.mark.parametrize(
+    "script", ["ironic-inspector-conductor", "ironic-inspector-api-wsgi"]
+)
 def test_split_scripts_refuse_standalone(tmp_path: pathlib.Path, script: str) -> None:
     result = run(tmp_path, script, "[DEFAULT]\nstandalone = True\n")
     assert result.returncode == 2, result.stderr
@@ -85,18 +105,32 @@ def test_split_scripts_refuse_standalone(tmp_path: pathlib.Path, script: str) ->
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("script", ["ironic-inspector-conductor",
-                                    "ironic-inspector-api-wsgi"])
-@pytest.mark.parametrize("old,new,fragment", [
-    ("connection = postgresql+psycopg2://u:p@127.0.0.1:1/x",
-     "connection = sqlite:////tmp/x.sqlite", "[database]connection is SQLite"),
-    ("transport_url = rabbit://u:p@127.0.0.1:1/", "transport_url = fake://",
-     "[DEFAULT]transport_url is fake://"),
-    ("backend_url = etcd3+http://127.0.0.1:1", "backend_url = ",
-     "[coordination]backend_url"),
-])
-def test_split_refuses_unworkable_settings(tmp_path: pathlib.Path, script: str,
-                                           old: str, new: str, fragment: str) -> None:
+@pytest.mark.parametrize(
+    "script", ["ironic-inspector-conductor", "ironic-inspector-api-wsgi"]
+)
+@pytest.mark.parametrize(
+    "old,new,fragment",
+    [
+        (
+            "connection = postgresql+psycopg2://u:p@127.0.0.1:1/x",
+            "connection = sqlite:////tmp/x.sqlite",
+            "[database]connection is SQLite",
+        ),
+        (
+            "transport_url = rabbit://u:p@127.0.0.1:1/",
+            "transport_url = fake://",
+            "[DEFAULT]transport_url is fake://",
+        ),
+        (
+            "backend_url = etcd3+http://127.0.0.1:1",
+            "backend_url = ",
+            "[coordination]backend_url",
+        ),
+    ],
+)
+def test_split_refuses_unworkable_settings(
+    tmp_path: pathlib.Path, script: str, old: str, new: str, fragment: str
+) -> None:
     result = run(tmp_path, script, SPLIT.replace(old, new))
     assert result.returncode == 2, result.stderr
     assert fragment in result.stderr

@@ -25,42 +25,63 @@ def _host(service: Service) -> str:
 def _cli(service: Service, tmp_path: pathlib.Path, *args: str) -> Any:
     conf = tmp_path / "manage.conf"
     url = service.rt.db.url.render_as_string(hide_password=False)
-    conf.write_text(f"[DEFAULT]\nhost = {_host(service)}\n[database]\nconnection = {url}\n")
-    return subprocess.run([str(BIN / "ironic-inspector-manage"), "--config-file",
-                           str(conf), "conductor", *args],
-                          capture_output=True, text=True, timeout=60)
+    conf.write_text(
+        f"[DEFAULT]\nhost = {_host(service)}\n[database]\nconnection = {url}\n"
+    )
+    return subprocess.run(
+        [
+            str(BIN / "ironic-inspector-manage"),
+            "--config-file",
+            str(conf),
+            "conductor",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _http(service: Service) -> list[dict[str, Any]]:
     body = service.client.get("/v1/conductors", headers=V119).get_json()
-    return [{k: c[k] for k in ("hostname", "alive", "enabled", "disabled_reason")}
-            for c in body["conductors"]]
+    return [
+        {k: c[k] for k in ("hostname", "alive", "enabled", "disabled_reason")}
+        for c in body["conductors"]
+    ]
 
 
 def _from_cli(service: Service, tmp_path: pathlib.Path) -> list[dict[str, Any]]:
     result = _cli(service, tmp_path, "list", "--json")
     assert result.returncode == 0, result.stderr
-    return [{k: c[k] for k in ("hostname", "alive", "enabled", "disabled_reason")}
-            for c in json.loads(result.stdout)]
+    return [
+        {k: c[k] for k in ("hostname", "alive", "enabled", "disabled_reason")}
+        for c in json.loads(result.stdout)
+    ]
 
 
-def test_http_cli_and_routing_agree(service: Service, tmp_path: pathlib.Path,
-                                    conf: cfg.ConfigOpts) -> None:
+def test_http_cli_and_routing_agree(
+    service: Service, tmp_path: pathlib.Path, conf: cfg.ConfigOpts
+) -> None:
     host = _host(service)
-    assert _http(service) == _from_cli(service, tmp_path) == [
-        {"hostname": host, "alive": True, "enabled": True, "disabled_reason": None}]
+    assert (
+        _http(service)
+        == _from_cli(service, tmp_path)
+        == [{"hostname": host, "alive": True, "enabled": True, "disabled_reason": None}]
+    )
     result = _cli(service, tmp_path, "disable", host, "--reason", "firmware")
     assert result.returncode == 0
     assert "last enabled conductor" in result.stderr  # the one of this process
     assert _http(service) == _from_cli(service, tmp_path)
     assert _http(service)[0]["disabled_reason"] == "firmware"
-    node = service.ironic.add_node(name=f"n-{random.randrange(10**9)}",
-                                   bmc=f"10.9.{random.randrange(255)}.1")
+    node = service.ironic.add_node(
+        name=f"n-{random.randrange(10**9)}", bmc=f"10.9.{random.randrange(255)}.1"
+    )
     refused = service.client.post(f"/v1/introspection/{node['uuid']}")
     assert refused.status_code == 503
     assert "is disabled (firmware)" in refused.get_json()["error"]["message"]
-    resp = service.client.patch(f"/v1/conductors/{host}", headers=V119,
-                                json={"enabled": True})
+    resp = service.client.patch(
+        f"/v1/conductors/{host}", headers=V119, json={"enabled": True}
+    )
     assert resp.status_code == 200 and resp.get_json()["enabled"] is True
     assert _http(service) == _from_cli(service, tmp_path)
     assert service.client.post(f"/v1/introspection/{node['uuid']}").status_code == 202
@@ -80,8 +101,13 @@ def test_bad_requests(service: Service, tmp_path: pathlib.Path) -> None:
         assert resp.status_code == 400, body
         assert fragment in resp.get_json()["error"]["message"]
     assert service.client.get("/v1/conductors/ghost", headers=V119).status_code == 404
-    assert service.client.get("/v1/conductors", headers={
-        "X-OpenStack-Ironic-Inspector-API-Version": "1.18"}).status_code == 404
+    assert (
+        service.client.get(
+            "/v1/conductors",
+            headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"},
+        ).status_code
+        == 404
+    )
     result = _cli(service, tmp_path, "show", "ghost")
     assert result.returncode == 1 and "Conductor ghost was not found" in result.stderr
     assert _http(service)[0]["enabled"] is True  # nothing changed

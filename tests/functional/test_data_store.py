@@ -18,8 +18,9 @@ BIN = pathlib.Path(sys.executable).parent
 
 
 def _introspect(service: Service, payload: Any) -> str:
-    node = service.ironic.add_node(name=f"n-{random.randrange(10**9)}",
-                                   bmc=random_bmc())
+    node = service.ironic.add_node(
+        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
+    )
     uuid = node["uuid"]
     assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
     service.wait_for(uuid, states.WAITING)
@@ -37,7 +38,10 @@ def test_directory_store_layout_and_rebuild(
     uuid = _introspect(service, payload)
     folder = tmp_path / "data" / uuid
     assert sorted(p.name for p in folder.iterdir()) == [
-        "introspection.json", "processed.json", "unprocessed.json"]
+        "introspection.json",
+        "processed.json",
+        "unprocessed.json",
+    ]
     saved = json.loads((folder / "introspection.json").read_text())
     assert saved["state"] == "finished" and saved["uuid"] == uuid
     processed = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
@@ -45,8 +49,10 @@ def test_directory_store_layout_and_rebuild(
     raw = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
     assert raw["inventory"]
     # reapply reads the data back from the directory
-    assert service.client.post(
-        f"/v1/introspection/{uuid}/data/unprocessed").status_code == 202
+    assert (
+        service.client.post(f"/v1/introspection/{uuid}/data/unprocessed").status_code
+        == 202
+    )
     assert service.wait_for(uuid, states.FINISHED)["state"] == states.FINISHED
     status = service.client.get(f"/v1/introspection/{uuid}").get_json()
 
@@ -54,15 +60,18 @@ def test_directory_store_layout_and_rebuild(
     introspections.delete(service.rt.db, uuid)
     assert service.client.get(f"/v1/introspection/{uuid}").status_code == 404
     dry = reconcile.sync(service.rt, rebuild=True, dry_run=True, drift=False)
-    assert (uuid, "rebuild", "would do") in {(f.node, f.kind, f.action)
-                                             for f in dry.findings}
+    assert (uuid, "rebuild", "would do") in {
+        (f.node, f.kind, f.action) for f in dry.findings
+    }
     report = reconcile.sync(service.rt, rebuild=True, drift=False)
-    assert (uuid, "rebuild", "done") in {(f.node, f.kind, f.action)
-                                         for f in report.findings}
+    assert (uuid, "rebuild", "done") in {
+        (f.node, f.kind, f.action) for f in report.findings
+    }
     assert any("introspection rules" in note for note in report.notes)
     rebuilt = service.client.get(f"/v1/introspection/{uuid}").get_json()
-    assert {k: rebuilt[k] for k in ("state", "finished", "finished_at", "error")} == \
-        {k: status[k] for k in ("state", "finished", "finished_at", "error")}
+    assert {k: rebuilt[k] for k in ("state", "finished", "finished_at", "error")} == {
+        k: status[k] for k in ("state", "finished", "finished_at", "error")
+    }
     assert service.client.get(f"/v1/introspection/{uuid}/data").get_json() == processed
 
 
@@ -75,22 +84,37 @@ def test_rebuild_needs_the_directory_store(service: Service) -> None:
         reconcile.sync(service.rt, rebuild=True)
 
 
-def _manage(tmp_path: pathlib.Path, service: Service, *args: str,
-            stdin: str | None = None) -> Any:
+def _manage(
+    tmp_path: pathlib.Path, service: Service, *args: str, stdin: str | None = None
+) -> Any:
     conf = tmp_path / "m.conf"
     url = service.rt.db.url.render_as_string(hide_password=False)
     conf.write_text(f"[database]\nconnection = {url}\n")
-    return subprocess.run([str(BIN / "ironic-inspector-manage"), "--config-file",
-                           str(conf), "rules", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [
+            str(BIN / "ironic-inspector-manage"),
+            "--config-file",
+            str(conf),
+            "rules",
+            *args,
+        ],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_rules_export_and_import(service: Service, tmp_path: pathlib.Path) -> None:
     service.client.delete("/v1/rules")
     for n in range(2):
-        service.client.post("/v1/rules", json={
-            "description": f"rule {n}",
-            "actions": [{"action": "add-trait", "name": f"CUSTOM_{n}"}]})
+        service.client.post(
+            "/v1/rules",
+            json={
+                "description": f"rule {n}",
+                "actions": [{"action": "add-trait", "name": f"CUSTOM_{n}"}],
+            },
+        )
     exported = _manage(tmp_path, service, "export")
     assert exported.returncode == 0, exported.stderr
     rules = json.loads(exported.stdout)
@@ -102,9 +126,15 @@ def test_rules_export_and_import(service: Service, tmp_path: pathlib.Path) -> No
     assert "0 rules; 2 already existed" in again.stdout
     listed = service.client.get("/v1/rules").get_json()["rules"]
     assert sorted(r["uuid"] for r in listed) == sorted(r["uuid"] for r in rules)
-    bad = _manage(tmp_path, service, "import", "-",
-                  stdin=json.dumps([rules[0] | {"uuid": None},
-                                    {"actions": [{"action": "explode"}]}]))
+    bad = _manage(
+        tmp_path,
+        service,
+        "import",
+        "-",
+        stdin=json.dumps(
+            [rules[0] | {"uuid": None}, {"actions": [{"action": "explode"}]}]
+        ),
+    )
     assert bad.returncode == 2 and "Invalid rule: actions[0].action" in bad.stderr
     assert len(service.client.get("/v1/rules").get_json()["rules"]) == 2  # none added
     service.client.delete("/v1/rules")

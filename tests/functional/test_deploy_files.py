@@ -62,8 +62,10 @@ def test_shipped_vhost_renders_and_imports(tmp_path: pathlib.Path) -> None:
     )
     assert "WSGIDaemonProcess ironic-inspector-api processes=2 threads=4" in text
     # preloaded when the daemon process starts: config errors show at once
-    assert (f"WSGIScriptAlias / {tmp_path}/inspector-api.wsgi "
-            "process-group=ironic-inspector-api application-group=%{GLOBAL}") in text
+    assert (
+        f"WSGIScriptAlias / {tmp_path}/inspector-api.wsgi "
+        "process-group=ironic-inspector-api application-group=%{GLOBAL}"
+    ) in text
     with pytest.raises(RuntimeError, match="no longer contains"):
         render_vhost("Listen 80\n", 1, 1, 1, "/v", tmp_path)
 
@@ -80,7 +82,8 @@ def test_wsgi_script_preloads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
-    "unit", ["ironic-inspector.service", "ironic-inspector-conductor@.service"])
+    "unit", ["ironic-inspector.service", "ironic-inspector-conductor@.service"]
+)
 def test_unit_with_missing_config_fails_naming_it(
     tmp_path: pathlib.Path, unit: str
 ) -> None:

@@ -10,7 +10,9 @@ from tests.functional.conftest import Service
 from tests.functional.test_introspection_flow import random_bmc, random_mac
 
 
-def test_unknown_machine_is_404_without_the_hook(service: Service, payload: Any) -> None:
+def test_unknown_machine_is_404_without_the_hook(
+    service: Service, payload: Any
+) -> None:
     resp = service.client.post("/v1/continue", json=payload(random_mac(), random_bmc()))
     assert resp.status_code == 404
     assert "Could not find a node" in resp.get_json()["error"]["message"]
@@ -22,12 +24,22 @@ def test_enroll_creates_and_processes_the_node(
 ) -> None:
     conf.set_override("node_not_found_hook", "enroll", group="processing")
     conf.set_override("enroll_node_driver", "ipmi", group="discovery")
-    conf.set_override("enroll_node_fields", {"resource_class": "discovered"},
-                      group="discovery")
-    service.client.post("/v1/rules", json={
-        "conditions": [{"op": "eq", "field": "auto_discovered", "value": True}],
-        "actions": [{"action": "set-attribute", "path": "/name",
-                     "value": "disc-{data[inventory][system_vendor][serial_number]}"}]})
+    conf.set_override(
+        "enroll_node_fields", {"resource_class": "discovered"}, group="discovery"
+    )
+    service.client.post(
+        "/v1/rules",
+        json={
+            "conditions": [{"op": "eq", "field": "auto_discovered", "value": True}],
+            "actions": [
+                {
+                    "action": "set-attribute",
+                    "path": "/name",
+                    "value": "disc-{data[inventory][system_vendor][serial_number]}",
+                }
+            ],
+        },
+    )
     bmc, mac = random_bmc(), random_mac()
     data = payload(mac, bmc)
     data["inventory"]["system_vendor"]["serial_number"] = f"SN{random.randrange(10**6)}"
@@ -64,9 +76,7 @@ def test_enroll_refuses_a_known_mac(
     assert f"MAC {mac}" in resp.get_json()["error"]["message"]
 
 
-def test_enroll_needs_an_address(
-    service: Service, conf: cfg.ConfigOpts
-) -> None:
+def test_enroll_needs_an_address(service: Service, conf: cfg.ConfigOpts) -> None:
     conf.set_override("node_not_found_hook", "enroll", group="processing")
     resp = service.client.post("/v1/continue", json={"inventory": {"interfaces": []}})
     assert resp.status_code == 404

@@ -16,8 +16,14 @@ from tests.functional.conftest import Service
 from tests.functional.test_cmd import run
 from tests.functional.test_introspection_flow import random_bmc, random_mac
 
-SQLISH = ["' OR '1'='1", "1; DROP TABLE introspections; --", "\" OR 1=1 --",
-          "%27%20OR%201=1", "../../etc/passwd", "..%2F..%2Fetc%2Fpasswd"]
+SQLISH = [
+    "' OR '1'='1",
+    "1; DROP TABLE introspections; --",
+    '" OR 1=1 --',
+    "%27%20OR%201=1",
+    "../../etc/passwd",
+    "..%2F..%2Fetc%2Fpasswd",
+]
 
 
 def _nested(depth: int) -> Any:
@@ -27,24 +33,35 @@ def _nested(depth: int) -> Any:
     return value
 
 
-@pytest.mark.parametrize("body,fragment", [
-    (b"{", "Invalid JSON"),
-    (b"[1, 2]", "must be a JSON object"),
-    (b"\xff\xfe{}", "not valid UTF-8"),
-    (b'{"a": NaN}', "NaN is not valid JSON"),
-    (json.dumps({"a": _nested(params.MAX_DEPTH + 1)}).encode(), "nested deeper"),
-    (json.dumps({"a": [0] * (params.MAX_ITEMS + 1)}).encode(), "more than"),
-    (json.dumps({"inventory": []}).encode(), "Invalid ramdisk data at inventory"),
-    (json.dumps({"inventory": {"interfaces": {}}}).encode(),
-     "Invalid ramdisk data at inventory/interfaces"),
-    (json.dumps({"inventory": {"interfaces": [{"mac_address": 5}]}}).encode(),
-     "inventory/interfaces/0/mac_address"),
-    (json.dumps({"error": ["not", "text"]}).encode(), "Invalid ramdisk data at error"),
-])
+@pytest.mark.parametrize(
+    "body,fragment",
+    [
+        (b"{", "Invalid JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        (b"\xff\xfe{}", "not valid UTF-8"),
+        (b'{"a": NaN}', "NaN is not valid JSON"),
+        (json.dumps({"a": _nested(params.MAX_DEPTH + 1)}).encode(), "nested deeper"),
+        (json.dumps({"a": [0] * (params.MAX_ITEMS + 1)}).encode(), "more than"),
+        (json.dumps({"inventory": []}).encode(), "Invalid ramdisk data at inventory"),
+        (
+            json.dumps({"inventory": {"interfaces": {}}}).encode(),
+            "Invalid ramdisk data at inventory/interfaces",
+        ),
+        (
+            json.dumps({"inventory": {"interfaces": [{"mac_address": 5}]}}).encode(),
+            "inventory/interfaces/0/mac_address",
+        ),
+        (
+            json.dumps({"error": ["not", "text"]}).encode(),
+            "Invalid ramdisk data at error",
+        ),
+    ],
+)
 def test_bad_ramdisk_bodies(service: Service, body: bytes, fragment: str) -> None:
     before = service.client.get("/v1/introspection").get_json()
-    resp = service.client.post("/v1/continue", data=body,
-                               content_type="application/json")
+    resp = service.client.post(
+        "/v1/continue", data=body, content_type="application/json"
+    )
     assert resp.status_code == 400, resp.get_data()
     assert fragment in resp.get_json()["error"]["message"]
     assert service.client.get("/v1/introspection").get_json() == before
@@ -52,25 +69,34 @@ def test_bad_ramdisk_bodies(service: Service, body: bytes, fragment: str) -> Non
 
 def test_deep_json_is_400_not_a_crash(service: Service) -> None:
     body = b'{"a": ' + b"[" * 100000 + b"]" * 100000 + b"}"
-    resp = service.client.post("/v1/continue", data=body,
-                               content_type="application/json")
+    resp = service.client.post(
+        "/v1/continue", data=body, content_type="application/json"
+    )
     assert resp.status_code == 400
 
 
-def test_body_size_limit_is_configurable(service: Service, conf: cfg.ConfigOpts) -> None:
+def test_body_size_limit_is_configurable(
+    service: Service, conf: cfg.ConfigOpts
+) -> None:
     conf.set_override("max_request_body_size", 2048)
     client = create_app(service.rt).test_client()
-    resp = client.post("/v1/continue", data=b'{"a": "' + b"x" * 4096 + b'"}',
-                       content_type="application/json")
+    resp = client.post(
+        "/v1/continue",
+        data=b'{"a": "' + b"x" * 4096 + b'"}',
+        content_type="application/json",
+    )
     assert resp.status_code == 413
     assert resp.get_json()["error"]["message"] == "The request body is too large"
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/xml",
-                                          "multipart/form-data; boundary=x", ""])
+@pytest.mark.parametrize(
+    "content_type",
+    ["text/plain", "application/xml", "multipart/form-data; boundary=x", ""],
+)
 def test_other_content_types_never_500(service: Service, content_type: str) -> None:
-    resp = service.client.post("/v1/continue", data=b"<xml/>",
-                               content_type=content_type)
+    resp = service.client.post(
+        "/v1/continue", data=b"<xml/>", content_type=content_type
+    )
     assert resp.status_code == 400
 
 
@@ -91,13 +117,23 @@ def test_sql_and_traversal_in_every_parameter(service: Service, value: str) -> N
         service.client.get(f"/v1/rules/{quoted}"),
         service.client.delete(f"/v1/rules/{quoted}"),
         service.client.post("/v1/rules", json={"uuid": value, "actions": []}),
-        service.client.post("/v1/rules", json={"description": value, "conditions": [
-            {"op": "eq", "field": value, "value": value}], "actions": [
-            {"action": "set-attribute", "path": "/extra/x", "value": value}]}),
+        service.client.post(
+            "/v1/rules",
+            json={
+                "description": value,
+                "conditions": [{"op": "eq", "field": value, "value": value}],
+                "actions": [
+                    {"action": "set-attribute", "path": "/extra/x", "value": value}
+                ],
+            },
+        ),
     ]
     for resp in answers:
         assert 400 <= resp.status_code < 500 or resp.status_code in (200, 201), (
-            resp.request.path, resp.status_code, resp.get_data()[:200])
+            resp.request.path,
+            resp.status_code,
+            resp.get_data()[:200],
+        )
     # the tables are intact
     assert service.client.get("/v1/introspection").status_code == 200
     service.client.delete("/v1/rules")
@@ -106,8 +142,9 @@ def test_sql_and_traversal_in_every_parameter(service: Service, value: str) -> N
 def test_secrets_in_posted_data_are_not_kept_or_logged(
     service: Service, payload: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    node = service.ironic.add_node(name=f"n-{random.randrange(10**9)}",
-                                   bmc=random_bmc())
+    node = service.ironic.add_node(
+        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
+    )
     uuid = node["uuid"]
     assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
     service.wait_for(uuid, states.WAITING)
@@ -119,7 +156,8 @@ def test_secrets_in_posted_data_are_not_kept_or_logged(
         service.wait_for(uuid, *states.FINAL)
     for kind in ("data", "data/unprocessed"):
         text = service.client.get(f"/v1/introspection/{uuid}/{kind}").get_data(
-            as_text=True)
+            as_text=True
+        )
         assert "hunter2" not in text
     raw = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
     assert raw["inventory"]["bmc_password"] == "***"

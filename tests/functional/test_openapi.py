@@ -33,8 +33,12 @@ def test_document_lists_exactly_the_routes(service: Service) -> None:
 
 
 @pytest.fixture(params=["noauth", "http_basic", "http_basic-anonymous"])
-def fuzz_app(request: pytest.FixtureRequest, service: Service, conf: cfg.ConfigOpts,
-             tmp_path: pathlib.Path) -> Iterator[tuple[Any, dict[str, str]]]:
+def fuzz_app(
+    request: pytest.FixtureRequest,
+    service: Service,
+    conf: cfg.ConfigOpts,
+    tmp_path: pathlib.Path,
+) -> Iterator[tuple[Any, dict[str, str]]]:
     headers: dict[str, str] = {}
     if request.param.startswith("http_basic"):
         users = tmp_path / "htpasswd"
@@ -63,21 +67,33 @@ def test_fuzz_finds_no_server_error(fuzz_app: tuple[Any, dict[str, str]]) -> Non
         operations += 1
         operation = result.ok()
 
-        @hypothesis.settings(max_examples=40, deadline=2000, derandomize=True,
-                             database=None, suppress_health_check=list(
-                                 hypothesis.HealthCheck))
+        @hypothesis.settings(
+            max_examples=40,
+            deadline=2000,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(hypothesis.HealthCheck),
+        )
         @hypothesis.given(case=operation.as_strategy())
         def check(case: Any) -> None:
             response = case.call(app=app, headers=headers)
             seen[response.status_code] = seen.get(response.status_code, 0) + 1
             if response.status_code >= 500:
-                failures.append((case.method, case.formatted_path, response.status_code,
-                                 response.text[:200]))
+                failures.append(
+                    (
+                        case.method,
+                        case.formatted_path,
+                        response.status_code,
+                        response.text[:200],
+                    )
+                )
 
         check()
     assert failures == []
     assert operations == sum(len(ops) for ops in openapi.PATHS.values())
-    print(f"fuzzing: {sum(seen.values())} requests, status codes {sorted(seen.items())}")
+    print(
+        f"fuzzing: {sum(seen.values())} requests, status codes {sorted(seen.items())}"
+    )
     assert sum(seen.values()) >= 10 * operations  # it really ran
     assert any(200 <= code < 300 for code in seen)  # public ones at least
     assert any(400 <= code < 500 for code in seen)

@@ -31,12 +31,18 @@ def test_healthcheck_reports_each_backend(service: Service) -> None:
     resp = service.client.get("/healthcheck")
     assert resp.status_code == 200
     assert resp.get_data(as_text=True).splitlines() == [
-        "database: OK", "coordination: OK", "messaging: OK"]
+        "database: OK",
+        "coordination: OK",
+        "messaging: OK",
+    ]
     assert service.client.head("/healthcheck").status_code == 204
     body = service.client.get(
-        "/healthcheck", headers={"Accept": "application/json"}).get_json()
-    assert body == {"detailed": False, "reasons": [
-        "database: OK", "coordination: OK", "messaging: OK"]}
+        "/healthcheck", headers={"Accept": "application/json"}
+    ).get_json()
+    assert body == {
+        "detailed": False,
+        "reasons": ["database: OK", "coordination: OK", "messaging: OK"],
+    }
 
 
 def test_healthcheck_details_only_when_enabled(
@@ -50,9 +56,7 @@ def test_healthcheck_details_only_when_enabled(
     assert "standalone" in details["coordination: OK"]
 
 
-def test_healthcheck_names_a_broken_database(
-    service: Service, tmp_path: Any
-) -> None:
+def test_healthcheck_names_a_broken_database(service: Service, tmp_path: Any) -> None:
     # a database file in a directory that does not exist cannot be opened
     broken = engine.Database(f"sqlite:///{tmp_path}/missing/dir/db.sqlite")
     client = create_app(dataclasses.replace(service.rt, db=broken)).test_client()
@@ -73,8 +77,9 @@ def test_healthcheck_source_ranges(service: Service, conf: cfg.ConfigOpts) -> No
     assert resp.status_code == 200
 
 
-@pytest.mark.parametrize("group,path", [("healthcheck", "/healthcheck"),
-                                        ("metrics", "/metrics")])
+@pytest.mark.parametrize(
+    "group,path", [("healthcheck", "/healthcheck"), ("metrics", "/metrics")]
+)
 def test_paths_can_be_disabled(
     service: Service, conf: cfg.ConfigOpts, group: str, path: str
 ) -> None:
@@ -87,14 +92,17 @@ def test_paths_can_be_disabled(
 
 def test_metrics_follow_an_introspection(service: Service, payload: Any) -> None:
     before = service.client.get("/metrics").get_data(as_text=True)
-    node = service.ironic.add_node(name=f"node-{random.randrange(10**9)}",
-                                   bmc=random_bmc())
+    node = service.ironic.add_node(
+        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
+    )
     uuid = node["uuid"]
     assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
     service.wait_for(uuid, states.WAITING)
     waiting = service.client.get("/metrics").get_data(as_text=True)
-    assert (_metric(waiting, "ironic_inspector_introspections", state="waiting")
-            >= _metric(before, "ironic_inspector_introspections", state="waiting") + 1)
+    assert (
+        _metric(waiting, "ironic_inspector_introspections", state="waiting")
+        >= _metric(before, "ironic_inspector_introspections", state="waiting") + 1
+    )
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
     assert service.client.post("/v1/continue", json=data).status_code == 200
     service.wait_for(uuid, *states.FINAL)

@@ -21,8 +21,9 @@ def _healthy_ironic(service: Service) -> Iterator[None]:
 
 
 def _to_waiting(service: Service) -> tuple[dict[str, Any], str]:
-    node = service.ironic.add_node(name=f"n-{random.randrange(10**9)}",
-                                   bmc=random_bmc())
+    node = service.ironic.add_node(
+        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
+    )
     assert service.client.post(f"/v1/introspection/{node['uuid']}").status_code == 202
     service.wait_for(node["uuid"], states.WAITING)
     return node, node["uuid"]
@@ -30,8 +31,9 @@ def _to_waiting(service: Service) -> tuple[dict[str, Any], str]:
 
 def _post(service: Service, payload: Any, node: dict[str, Any]) -> str:
     mac = random_mac()
-    resp = service.client.post("/v1/continue",
-                               json=payload(mac, node["driver_info"]["ipmi_address"]))
+    resp = service.client.post(
+        "/v1/continue", json=payload(mac, node["driver_info"]["ipmi_address"])
+    )
     assert resp.status_code == 200
     return mac
 
@@ -48,8 +50,10 @@ def test_ironic_down_keeps_the_results_and_sync_makes_them(
     pending = service.client.get(f"/v1/introspection/{uuid}", headers=V120).get_json()
     assert pending["pending_ironic_sync"] is True
     assert "connection refused" in pending["pending_ironic_sync_reason"]
-    old = service.client.get(f"/v1/introspection/{uuid}",
-                             headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"})
+    old = service.client.get(
+        f"/v1/introspection/{uuid}",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"},
+    )
     assert "pending_ironic_sync" not in old.get_json()  # only from 1.20
     assert not service.ironic.nodes[uuid]["properties"].get("cpus")
     data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
@@ -58,17 +62,20 @@ def test_ironic_down_keeps_the_results_and_sync_makes_them(
     # still down: the reconcile reports the failure and keeps the debt
     report = reconcile.sync(service.rt, drift=False)
     assert [(f.node, f.kind) for f in report.findings if f.node == uuid] == [
-        (uuid, "owed")]
+        (uuid, "owed")
+    ]
     assert [f.action for f in report.findings if f.node == uuid][0].startswith("failed")
 
     service.ironic.fail.clear()
     dry = reconcile.sync(service.rt, dry_run=True)
-    assert ("owed", "would do") in {(f.kind, f.action) for f in dry.findings
-                                    if f.node == uuid}
+    assert ("owed", "would do") in {
+        (f.kind, f.action) for f in dry.findings if f.node == uuid
+    }
     assert not service.ironic.nodes[uuid]["properties"].get("cpus")  # dry run
     report = reconcile.sync(service.rt)
-    assert ("owed", "done") in {(f.kind, f.action) for f in report.findings
-                                if f.node == uuid}
+    assert ("owed", "done") in {
+        (f.kind, f.action) for f in report.findings if f.node == uuid
+    }
     ironic_node = service.ironic.nodes[uuid]
     assert ironic_node["properties"]["cpus"] == data["cpus"]
     assert ironic_node["power_state"] == "power off"
@@ -84,8 +91,9 @@ def test_deleted_node_disappears(service: Service, payload: Any) -> None:
     service.wait_for(uuid, *states.FINAL)
     del service.ironic.nodes[uuid]
     dry = reconcile.sync(service.rt, dry_run=True)
-    assert (uuid, "deleted", "would do") in {(f.node, f.kind, f.action)
-                                             for f in dry.findings}
+    assert (uuid, "deleted", "would do") in {
+        (f.node, f.kind, f.action) for f in dry.findings
+    }
     assert service.client.get(f"/v1/introspection/{uuid}").status_code == 200
     reconcile.sync(service.rt)
     assert service.client.get(f"/v1/introspection/{uuid}").status_code == 404

@@ -18,9 +18,18 @@ def _run(
     conf = tmp_path / "inspector.conf"
     conf.write_text(text)
     return subprocess.run(
-        [str(BIN / "ironic-inspector-status"), "--config-file", str(conf),
-         "upgrade", "check", *extra],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+        [
+            str(BIN / "ironic-inspector-status"),
+            "--config-file",
+            str(conf),
+            "upgrade",
+            "check",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
     )
 
 
@@ -34,9 +43,17 @@ def test_current_standalone_is_ready(tmp_path: pathlib.Path) -> None:
     db = tmp_path / "inspector.sqlite"
     text = f"[database]\nconnection = sqlite:///{db}\n"
     (tmp_path / "c.conf").write_text(text)
-    subprocess.run([str(BIN / "ironic-inspector-dbsync"), "--config-file",
-                    str(tmp_path / "c.conf"), "upgrade"], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            str(BIN / "ironic-inspector-dbsync"),
+            "--config-file",
+            str(tmp_path / "c.conf"),
+            "upgrade",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     result = _run(tmp_path, text)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Result: Success" in result.stdout
@@ -44,44 +61,65 @@ def test_current_standalone_is_ready(tmp_path: pathlib.Path) -> None:
 
 
 def test_split_with_sqlite_and_a_missing_driver_fails(tmp_path: pathlib.Path) -> None:
-    result = _run(tmp_path, (
-        "[DEFAULT]\nstandalone = False\n"
-        f"[database]\nconnection = sqlite:///{tmp_path}/x.sqlite\n"
-        "[coordination]\nbackend_url = zookeeper://127.0.0.1:2181\n"), "--json")
+    result = _run(
+        tmp_path,
+        (
+            "[DEFAULT]\nstandalone = False\n"
+            f"[database]\nconnection = sqlite:///{tmp_path}/x.sqlite\n"
+            "[coordination]\nbackend_url = zookeeper://127.0.0.1:2181\n"
+        ),
+        "--json",
+    )
     assert result.returncode == 2, result.stdout
     details = _details(result)
     assert "[database]connection is SQLite" in details["Split mode backends"]
     assert "needs the Python library 'kazoo'" in details["Coordination driver"]
 
 
-@pytest.mark.parametrize("scheme,code", [
-    ("etcd3+http", status.Code.SUCCESS),
-    ("file", status.Code.SUCCESS),
-    ("nosuchdriver", status.Code.FAILURE),
-])
+@pytest.mark.parametrize(
+    "scheme,code",
+    [
+        ("etcd3+http", status.Code.SUCCESS),
+        ("file", status.Code.SUCCESS),
+        ("nosuchdriver", status.Code.FAILURE),
+    ],
+)
 def test_driver_library(scheme: str, code: status.Code) -> None:
     assert status.driver_library(scheme).code == code
 
 
 def test_unreachable_database_is_a_failure_naming_it(tmp_path: pathlib.Path) -> None:
-    result = _run(tmp_path, (
-        "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:1/\n"
-        "[database]\nconnection = "
-        "postgresql+psycopg2://inspector:secret@127.0.0.1:1/inspector\n"
-        "[coordination]\nbackend_url = file:///tmp/x\n"), "--json")
+    result = _run(
+        tmp_path,
+        (
+            "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:1/\n"
+            "[database]\nconnection = "
+            "postgresql+psycopg2://inspector:secret@127.0.0.1:1/inspector\n"
+            "[coordination]\nbackend_url = file:///tmp/x\n"
+        ),
+        "--json",
+    )
     assert result.returncode == 2
     details = _details(result)
     assert details["Database schema"].startswith(
-        "Cannot read the schema of postgresql+psycopg2://inspector:***@")
+        "Cannot read the schema of postgresql+psycopg2://inspector:***@"
+    )
     assert "secret" not in result.stdout
     assert "file://" in details["Split mode backends"]  # a warning
 
 
 def test_bad_config_file_is_named(tmp_path: pathlib.Path) -> None:
     result = subprocess.run(
-        [str(BIN / "ironic-inspector-status"), "--config-file",
-         str(tmp_path / "missing.conf"), "upgrade", "check"],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(BIN / "ironic-inspector-status"),
+            "--config-file",
+            str(tmp_path / "missing.conf"),
+            "upgrade",
+            "check",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2
     assert str(tmp_path / "missing.conf") in result.stderr

@@ -15,7 +15,9 @@ from tests.functional.conftest import Service
 V = "HTTP_X_OPENSTACK_IRONIC_INSPECTOR_API_VERSION"
 
 
-def _call(app: Any, path: str, **extra: str) -> tuple[str, list[tuple[str, str]], bytes]:
+def _call(
+    app: Any, path: str, **extra: str
+) -> tuple[str, list[tuple[str, str]], bytes]:
     environ = {
         "REQUEST_METHOD": "GET",
         "PATH_INFO": path,
@@ -31,21 +33,26 @@ def _call(app: Any, path: str, **extra: str) -> tuple[str, list[tuple[str, str]]
     }
     seen: dict[str, Any] = {}
 
-    def start_response(status: str, headers: list[tuple[str, str]], _exc: Any = None) -> None:
+    def start_response(
+        status: str, headers: list[tuple[str, str]], _exc: Any = None
+    ) -> None:
         seen["status"], seen["headers"] = status, headers
 
     body = b"".join(app(environ, start_response))
     return seen["status"], sorted(seen["headers"]), body
 
 
-@pytest.mark.parametrize("headers", [
-    {},
-    {V: "1.0"},
-    {V: "1.7"},
-    {V: "1.10"},
-    {V: "latest"},
-    {"HTTP_OPENSTACK_API_VERSION": "baremetal-introspection 1.12"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {V: "1.0"},
+        {V: "1.7"},
+        {V: "1.10"},
+        {V: "latest"},
+        {"HTTP_OPENSTACK_API_VERSION": "baremetal-introspection 1.12"},
+    ],
+)
 def test_same_answer_as_flask(service: Service, headers: dict[str, str]) -> None:
     uuid = str(uuid_mod.uuid4())
     introspections.start(service.rt.db, uuid, True, {"mac": ["aa:bb:cc:00:11:22"]})
@@ -60,12 +67,17 @@ def test_same_answer_as_flask(service: Service, headers: dict[str, str]) -> None
         assert got == expected
 
 
-@pytest.mark.parametrize("path,extra", [
-    ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {}),
-    ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {V: "2.0"}),
-    ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {V: "one"}),
-])
-def test_errors_go_through_flask(service: Service, path: str, extra: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "path,extra",
+    [
+        ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {}),
+        ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {V: "2.0"}),
+        ("/v1/introspection/7f1a2b3c-0000-4000-8000-000000000000", {V: "one"}),
+    ],
+)
+def test_errors_go_through_flask(
+    service: Service, path: str, extra: dict[str, str]
+) -> None:
     app = create_app(service.rt)
     got = _call(app.wsgi_app, path, **extra)
     fast = app.wsgi_app._app  # type: ignore[attr-defined]

@@ -18,16 +18,19 @@ def node(service: Service) -> dict[str, Any]:
     )
 
 
-def _processing_left_by(service: Service, uuid: str, payload: Any, node: Any,
-                        owner: str, run: str) -> None:
+def _processing_left_by(
+    service: Service, uuid: str, payload: Any, node: Any, owner: str, run: str
+) -> None:
     """A record as a conductor leaves it when it dies while processing."""
     db = service.rt.db
     record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.1"]})
-    record = introspections.transition(db, uuid, states.WAIT,
-                                       expected_version=record.version)
+    record = introspections.transition(
+        db, uuid, states.WAIT, expected_version=record.version
+    )
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
-    record = introspections.transition(db, uuid, states.PROCESS,
-                                       expected_version=record.version, raw_data=data)
+    record = introspections.transition(
+        db, uuid, states.PROCESS, expected_version=record.version, raw_data=data
+    )
     introspections.claim(db, uuid, record.version, owner, run)
 
 
@@ -35,8 +38,9 @@ def test_own_work_from_before_a_restart_is_resumed(
     service: Service, node: dict[str, Any], payload: Any
 ) -> None:
     uuid = node["uuid"]
-    _processing_left_by(service, uuid, payload, node, service.rt.conf.host,
-                        "an-earlier-run")
+    _processing_left_by(
+        service, uuid, payload, node, service.rt.conf.host, "an-earlier-run"
+    )
     service.conductor._cluster_duties()
     status = service.wait_for(uuid, *states.FINAL)
     assert status["state"] == states.FINISHED, status
@@ -60,8 +64,9 @@ def test_unclaimed_step_past_its_deadline_is_resumed(
 ) -> None:
     uuid = node["uuid"]
     db = service.rt.db
-    introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.2"]},
-                         claim_within=-1)  # its cast was lost
+    introspections.start(
+        db, uuid, True, {"bmc_address": ["192.0.2.2"]}, claim_within=-1
+    )  # its cast was lost
     service.conductor._cluster_duties()
     service.wait_for(uuid, states.WAITING)
     assert ("set_boot_device", uuid) in service.ironic.calls

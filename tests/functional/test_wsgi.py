@@ -12,7 +12,11 @@ from inspector import wsgi
 def test_config_args() -> None:
     assert wsgi.config_args(None) == []
     assert wsgi.config_args(" /a.conf, ,/b.conf") == [
-        "--config-file", "/a.conf", "--config-file", "/b.conf"]
+        "--config-file",
+        "/a.conf",
+        "--config-file",
+        "/b.conf",
+    ]
 
 
 def _call(environ: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
@@ -25,14 +29,19 @@ def _call(environ: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
     return seen["status"], seen["headers"], body
 
 
-@pytest.mark.parametrize("conf,fragment", [
-    ("[DEFAULT]\nstandalone = True\n", "standalone is True"),
-    ("[DEFAULT]\nstandalone = False\n[database]\nconnection = sqlite:////tmp/x\n",
-     "[database]connection is SQLite"),
-])
-def test_start_failure_is_503_and_retried(tmp_path: pathlib.Path,
-                                          monkeypatch: pytest.MonkeyPatch,
-                                          conf: str, fragment: str) -> None:
+@pytest.mark.parametrize(
+    "conf,fragment",
+    [
+        ("[DEFAULT]\nstandalone = True\n", "standalone is True"),
+        (
+            "[DEFAULT]\nstandalone = False\n[database]\nconnection = sqlite:////tmp/x\n",
+            "[database]connection is SQLite",
+        ),
+    ],
+)
+def test_start_failure_is_503_and_retried(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, conf: str, fragment: str
+) -> None:
     path = tmp_path / "inspector.conf"
     path.write_text(conf)
     monkeypatch.delenv(wsgi.CONFIG_ENV, raising=False)
@@ -48,7 +57,8 @@ def test_start_failure_is_503_and_retried(tmp_path: pathlib.Path,
 
 
 def test_missing_config_file_is_named_once_at_preload(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     missing = tmp_path / "nowhere" / "inspector.conf"
@@ -67,11 +77,13 @@ def test_missing_config_file_is_named_once_at_preload(
 
 
 def test_bad_option_value_is_named(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = tmp_path / "inspector.conf"
-    path.write_text("[DEFAULT]\nstandalone = False\n[coordination]\n"
-                    "member_cache_seconds = soon\n")
+    path.write_text(
+        "[DEFAULT]\nstandalone = False\n[coordination]\nmember_cache_seconds = soon\n"
+    )
     monkeypatch.setenv(wsgi.CONFIG_ENV, str(path))
     monkeypatch.setattr(wsgi, "_service", None)
     monkeypatch.setattr(wsgi, "_last_error", None)
@@ -81,7 +93,8 @@ def test_bad_option_value_is_named(
 
 
 def test_metrics_directory_is_shared_per_apache_parent(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv(wsgi.MULTIPROC_ENV, raising=False)
     gone = tmp_path / f"{wsgi.METRICS_DIR_PREFIX}999999999"  # no such process

@@ -19,7 +19,10 @@ def test_missing_config_file_is_named_at_start(tmp_path: pathlib.Path) -> None:
             assert resp.headers["Retry-After"] == "5"
             assert missing in resp.json()["error"]["message"]
         logs = server.error_log.read_text() + (
-            server.vhost_error_log.read_text() if server.vhost_error_log.exists() else "")
+            server.vhost_error_log.read_text()
+            if server.vhost_error_log.exists()
+            else ""
+        )
         lines = [x for x in logs.splitlines() if "cannot start" in x]
         # one line per daemon process, at its start, naming the file
         assert 1 <= len(lines) <= 2, logs

@@ -73,7 +73,9 @@ def _owned(db: sa.engine.Engine, host: str) -> set[str]:
 
 def _states(db: sa.engine.Engine) -> dict[str, tuple[str, str | None, str | None]]:
     with db.connect() as conn:
-        rows = conn.execute(sa.text("SELECT uuid, state, owner, error FROM introspections"))
+        rows = conn.execute(
+            sa.text("SELECT uuid, state, owner, error FROM introspections")
+        )
         return {r.uuid: (r.state, r.owner, r.error) for r in rows}
 
 
@@ -90,7 +92,9 @@ class Chaos:
 
     def _busiest(self) -> ConductorServer:
         alive = [c for c in self.cluster.conductors if c.pid is not None]
-        return max(alive, key=lambda c: (len(_owned(self.db, c.host)), self.rng.random()))
+        return max(
+            alive, key=lambda c: (len(_owned(self.db, c.host)), self.rng.random())
+        )
 
     def kill(self) -> None:
         victim = self._busiest()

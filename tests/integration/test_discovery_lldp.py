@@ -11,8 +11,10 @@ from inspector.lab.ironic_server import IronicServer
 from inspector.lab.machines import unknown_machine
 from tests.integration.conftest import Client, Lab, start_inspector
 
-HOOKS = ("$default_processing_hooks,lldp_basic,local_link_connection,"
-         "extra_hardware,raid_device,physnet_cidr_map,accelerators,numa_topology")
+HOOKS = (
+    "$default_processing_hooks,lldp_basic,local_link_connection,"
+    "extra_hardware,raid_device,physnet_cidr_map,accelerators,numa_topology"
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +22,17 @@ def inspector(
     ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[InspectorServer]:
     server = start_inspector(
-        tmp_path_factory.mktemp("inspector-discovery"), ironic,
-        options={"processing": {"node_not_found_hook": "enroll",
-                                "processing_hooks": HOOKS,
-                                "store_data": "database"},
-                 "port_physnet": {"cidr_map": "10.0.0.0/8:provisioning"},
-                 "discovery": {"enroll_node_fields": "resource_class:discovered"}},
+        tmp_path_factory.mktemp("inspector-discovery"),
+        ironic,
+        options={
+            "processing": {
+                "node_not_found_hook": "enroll",
+                "processing_hooks": HOOKS,
+                "store_data": "database",
+            },
+            "port_physnet": {"cidr_map": "10.0.0.0/8:provisioning"},
+            "discovery": {"enroll_node_fields": "resource_class:discovered"},
+        },
     )
     yield server
     assert server.stop() == 0, server.log_tail()
@@ -38,9 +45,11 @@ def client(inspector: InspectorServer) -> Client:
 
 def _expected_link(interface: dict[str, object]) -> dict[str, str]:
     fields = lldp.decode(interface["lldp"])  # type: ignore[arg-type]
-    return {"switch_id": str(fields["switch_chassis_id"]),
-            "port_id": str(fields["switch_port_id"]),
-            "switch_info": str(fields["switch_system_name"])}
+    return {
+        "switch_id": str(fields["switch_chassis_id"]),
+        "port_id": str(fields["switch_port_id"]),
+        "switch_info": str(fields["switch_system_name"]),
+    }
 
 
 def test_discovery_enrolls_an_unknown_machine(client: Client, lab: Lab) -> None:
@@ -88,16 +97,24 @@ def test_lldp_lands_in_the_port(client: Client, lab: Lab) -> None:
 def test_optional_hooks_land_in_ironic(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine(enroll_port=False)
     payload = machine.payload()
-    payload["pci_devices"].append({"vendor_id": "10de", "product_id": "2330",
-                                   "class": "030200", "bus": "0000:c1:00.0"})
+    payload["pci_devices"].append(
+        {
+            "vendor_id": "10de",
+            "product_id": "2330",
+            "class": "030200",
+            "bus": "0000:c1:00.0",
+        }
+    )
     pxe = machine.inventory["interfaces"][0]["name"]
     payload["numa_topology"] = {
         "ram": [{"numa_node": 0, "size_kb": 8388608}],
         "cpus": [{"cpu": 0, "numa_node": 0, "thread_siblings": [0, 1]}],
         "nics": [{"name": pxe, "numa_node": 0}],
     }
-    payload["data"] = [["cpu", "logical", "number", str(machine.cpus)],
-                       ["system", "product", "vendor", "lab"]]
+    payload["data"] = [
+        ["cpu", "logical", "number", str(machine.cpus)],
+        ["system", "product", "vendor", "lab"],
+    ]
     assert client.post(f"/v1/introspection/{uuid}").status_code == 202
     client.wait_for(uuid, "waiting")
     assert client.post("/v1/continue", json=payload).status_code == 200

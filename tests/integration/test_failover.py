@@ -173,9 +173,7 @@ def test_killed_owner_work_is_resumed_and_spacing_holds(
         client.post(f"/v1/introspection/{each}/abort")
 
 
-def test_leader_moves_when_it_dies(
-    running: SplitCluster, db: sa.engine.Engine
-) -> None:
+def test_leader_moves_when_it_dies(running: SplitCluster, db: sa.engine.Engine) -> None:
     wait(lambda: leader(db) is not None, 10, "no leader")
     first = leader(db)
     assert first is not None
@@ -184,7 +182,9 @@ def test_leader_moves_when_it_dies(
     victim.wait_exit(10)
     victim._proc = None
     took = wait(
-        lambda: leader(db) not in (None, first), 2 * LEASE + 2, "leadership did not move"
+        lambda: leader(db) not in (None, first),
+        2 * LEASE + 2,
+        "leadership did not move",
     )
     assert took < 2 * LEASE + 2
 
@@ -199,8 +199,10 @@ def test_paused_owner_is_fenced_and_rejoins(
     paused.signal(signal.SIGSTOP)
     try:
         wait(
-            lambda: rows(db, [uuid])[uuid].owner not in (None, host)
-            or rows(db, [uuid])[uuid].state != "starting",
+            lambda: (
+                rows(db, [uuid])[uuid].owner not in (None, host)
+                or rows(db, [uuid])[uuid].state != "starting"
+            ),
             30,
             "nobody took the paused conductor's step over",
         )
@@ -209,8 +211,10 @@ def test_paused_owner_is_fenced_and_rejoins(
         paused.signal(signal.SIGCONT)
     # the woken conductor finds its step taken and drops it, untouched
     wait(
-        lambda: f"Node {uuid} changed while starting; dropping this work"
-        in paused.log_tail(10**6),
+        lambda: (
+            f"Node {uuid} changed while starting; dropping this work"
+            in paused.log_tail(10**6)
+        ),
         20,
         "the paused conductor did not notice it lost the step",
     )
@@ -254,8 +258,10 @@ def test_backend_restart_loses_nothing(
     assert resp.status_code == 200, resp.text
     body = client.wait_for(waiting, "finished", "error", timeout=60)
     assert body["state"] == "finished", body
-    print(f"{server} restart: new work accepted after {took:.1f} s, "
-          f"reached waiting after {recovered:.1f} s")
+    print(
+        f"{server} restart: new work accepted after {took:.1f} s, "
+        f"reached waiting after {recovered:.1f} s"
+    )
     client.post(f"/v1/introspection/{uuid}/abort")
 
 
@@ -285,8 +291,11 @@ def test_outage_answers_503_fast_and_recovers(
             resp = client.get(f"/v1/introspection/{known}")
             assert resp.status_code == 503, resp.text
             assert "database is unreachable" in resp.json()["error"]["message"]
-        failing = {"rabbitmq": "messaging", "etcd": "coordination",
-                   "postgresql": "database"}[server]
+        failing = {
+            "rabbitmq": "messaging",
+            "etcd": "coordination",
+            "postgresql": "database",
+        }[server]
         started = time.monotonic()
         health = client.get("/healthcheck")
         assert health.status_code == 503, health.text
@@ -298,8 +307,10 @@ def test_outage_answers_503_fast_and_recovers(
         assert resp.status_code == 503, resp.text
         assert took < 5, took
         assert resp.headers["Retry-After"]
-        print(f"{server} down: action answered 503 in {took:.2f} s: "
-              f"{resp.json()['error']['message'][:120]}")
+        print(
+            f"{server} down: action answered 503 in {took:.2f} s: "
+            f"{resp.json()['error']['message'][:120]}"
+        )
     finally:
         if server == "rabbitmq":
             running.rabbit.start()

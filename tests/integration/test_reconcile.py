@@ -28,13 +28,17 @@ def own_ironic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IronicServe
 
 
 @pytest.fixture(scope="module")
-def inspector(own_ironic: IronicServer,
-              tmp_path_factory: pytest.TempPathFactory) -> Iterator[InspectorServer]:
+def inspector(
+    own_ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
     server = start_inspector(
-        tmp_path_factory.mktemp("inspector-sync"), own_ironic,
-        options={"processing": {"store_data": "database", "sync_interval": "0"},
-                 "ironic": {"max_retries": "1", "retry_interval": "0.2"},
-                 "DEFAULT": {"introspection_delay": "0"}},
+        tmp_path_factory.mktemp("inspector-sync"),
+        own_ironic,
+        options={
+            "processing": {"store_data": "database", "sync_interval": "0"},
+            "ironic": {"max_retries": "1", "retry_interval": "0.2"},
+            "DEFAULT": {"introspection_delay": "0"},
+        },
     )
     yield server
     assert server.stop() == 0, server.log_tail()
@@ -42,14 +46,23 @@ def inspector(own_ironic: IronicServer,
 
 def sync(inspector: InspectorServer, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / "ironic-inspector-manage"), "--config-file",
-         str(inspector.config_file), "sync", "--json", *args],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(BIN / "ironic-inspector-manage"),
+            "--config-file",
+            str(inspector.config_file),
+            "sync",
+            "--json",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
-def test_ironic_stopped_mid_processing(own_ironic: IronicServer,
-                                       inspector: InspectorServer) -> None:
+def test_ironic_stopped_mid_processing(
+    own_ironic: IronicServer, inspector: InspectorServer
+) -> None:
     client = Client(inspector.url)
     lab = Lab(IronicAPI(own_ironic.url), seed=13)
     machines = [lab.machine() for _ in range(20)]
@@ -61,10 +74,17 @@ def test_ironic_stopped_mid_processing(own_ironic: IronicServer,
         assert client.post("/v1/continue", json=machine.payload()).status_code == 200
     own_ironic.stop()  # while the conductor processes them
     for _machine, uuid in machines:
-        assert client.wait_for(uuid, "finished", "error", timeout=120)["state"] == \
-            "finished", uuid
-    pending = [u for _m, u in machines if client.get(
-        f"/v1/introspection/{u}", headers=V120).json()["pending_ironic_sync"]]
+        assert (
+            client.wait_for(uuid, "finished", "error", timeout=120)["state"]
+            == "finished"
+        ), uuid
+    pending = [
+        u
+        for _m, u in machines
+        if client.get(f"/v1/introspection/{u}", headers=V120).json()[
+            "pending_ironic_sync"
+        ]
+    ]
     assert pending, "Ironic went away too late: nothing is pending"
 
     down = sync(inspector)
@@ -74,13 +94,19 @@ def test_ironic_stopped_mid_processing(own_ironic: IronicServer,
     own_ironic.start()
     dry = sync(inspector, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    would = {f["node"] for f in json.loads(dry.stdout)["findings"]
-             if f["kind"] == "owed" and f["action"] == "would do"}
+    would = {
+        f["node"]
+        for f in json.loads(dry.stdout)["findings"]
+        if f["kind"] == "owed" and f["action"] == "would do"
+    }
     assert would == set(pending)
     done = sync(inspector)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert {f["node"] for f in json.loads(done.stdout)["findings"]
-            if f["kind"] == "owed" and f["action"] == "done"} == set(pending)
+    assert {
+        f["node"]
+        for f in json.loads(done.stdout)["findings"]
+        if f["kind"] == "owed" and f["action"] == "done"
+    } == set(pending)
     for machine, uuid in machines:
         node = lab.api.node(uuid)
         assert node["properties"]["cpus"] == machine.cpus, uuid
@@ -94,11 +120,16 @@ def test_ironic_stopped_mid_processing(own_ironic: IronicServer,
     gone = machines[0][1]
     lab.api.request("DELETE", f"/v1/nodes/{gone}")
     drifted = machines[1][1]
-    lab.api.request("PATCH", f"/v1/nodes/{drifted}", json=[
-        {"op": "replace", "path": "/properties/cpus", "value": 1}])
+    lab.api.request(
+        "PATCH",
+        f"/v1/nodes/{drifted}",
+        json=[{"op": "replace", "path": "/properties/cpus", "value": 1}],
+    )
     report = json.loads(sync(inspector).stdout)["findings"]
-    assert {(f["node"], f["kind"]) for f in report} >= {(gone, "deleted"),
-                                                        (drifted, "drift")}
+    assert {(f["node"], f["kind"]) for f in report} >= {
+        (gone, "deleted"),
+        (drifted, "drift"),
+    }
     assert client.get(f"/v1/introspection/{gone}").status_code == 404
     assert lab.api.node(drifted)["properties"]["cpus"] == 1  # reported only
     assert sync(inspector, "--apply").returncode == 0
@@ -115,10 +146,12 @@ def test_rebuild_after_losing_the_database(
     work = tmp_path_factory.mktemp("inspector-rebuild")
     store = work / "store"
     server = start_inspector(
-        work, own_ironic,
-        options={"processing": {"store_data": "directory",
-                                "store_data_dir": str(store)},
-                 "DEFAULT": {"introspection_delay": "0"}},
+        work,
+        own_ironic,
+        options={
+            "processing": {"store_data": "directory", "store_data_dir": str(store)},
+            "DEFAULT": {"introspection_delay": "0"},
+        },
     )
     client = Client(server.url)
     lab = Lab(IronicAPI(own_ironic.url), seed=17)
@@ -141,8 +174,11 @@ def test_rebuild_after_losing_the_database(
         rebuilt = sync(server, "--rebuild")
         assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
         report = json.loads(rebuilt.stdout)
-        assert {f["node"] for f in report["findings"]
-                if f["kind"] == "rebuild" and f["action"] == "done"} == set(before)
+        assert {
+            f["node"]
+            for f in report["findings"]
+            if f["kind"] == "rebuild" and f["action"] == "done"
+        } == set(before)
         assert "introspection rules" in report["notes"][0]
         for machine, uuid in machines:
             status = client.get(f"/v1/introspection/{uuid}").json()

@@ -45,33 +45,60 @@ def _introspect(client: Client, lab: Lab, uuid: str, payload: Any) -> dict[str, 
 def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine()
     lab.api.request("PUT", f"/v1/nodes/{uuid}/traits/CUSTOM_STALE")
-    lab.api.request("PATCH", f"/v1/nodes/{uuid}", json=[
-        {"op": "add", "path": "/properties/inspection_scope", "value": "rack-7"},
-        {"op": "add", "path": "/extra/tags", "value": ["old"]}])
-    _rule(client, {
-        "description": "every action",
-        "scope": "rack-7",
-        "conditions": [
-            {"op": "ge", "field": "inventory.cpu.count", "value": 1},
-            {"op": "is-empty", "field": "error"},
-            {"op": "in-net", "field": "inventory.interfaces[*].ipv4_address",
-             "value": "0.0.0.0/0"},
+    lab.api.request(
+        "PATCH",
+        f"/v1/nodes/{uuid}",
+        json=[
+            {"op": "add", "path": "/properties/inspection_scope", "value": "rack-7"},
+            {"op": "add", "path": "/extra/tags", "value": ["old"]},
         ],
-        "actions": [
-            {"action": "set-attribute", "path": "/extra/cpus",
-             "value": "{data[inventory][cpu][count]}"},
-            {"action": "set-attribute", "path": "/properties/vendor",
-             "value": "{data[inventory][system_vendor][manufacturer]}"},
-            {"action": "extend-attribute", "path": "/extra/tags", "value": "rules"},
-            {"action": "set-capability", "name": "inspected_by", "value": "rules"},
-            {"action": "add-trait", "name": "CUSTOM_RULES"},
-            {"action": "remove-trait", "name": "CUSTOM_STALE"},
-        ],
-    })
-    _rule(client, {"conditions": [{"op": "lt", "field": "memory_mb", "value": 1}],
-                   "actions": [{"action": "fail", "message": "must not fire"}]})
-    _rule(client, {"scope": "another-rack",
-                   "actions": [{"action": "fail", "message": "out of scope"}]})
+    )
+    _rule(
+        client,
+        {
+            "description": "every action",
+            "scope": "rack-7",
+            "conditions": [
+                {"op": "ge", "field": "inventory.cpu.count", "value": 1},
+                {"op": "is-empty", "field": "error"},
+                {
+                    "op": "in-net",
+                    "field": "inventory.interfaces[*].ipv4_address",
+                    "value": "0.0.0.0/0",
+                },
+            ],
+            "actions": [
+                {
+                    "action": "set-attribute",
+                    "path": "/extra/cpus",
+                    "value": "{data[inventory][cpu][count]}",
+                },
+                {
+                    "action": "set-attribute",
+                    "path": "/properties/vendor",
+                    "value": "{data[inventory][system_vendor][manufacturer]}",
+                },
+                {"action": "extend-attribute", "path": "/extra/tags", "value": "rules"},
+                {"action": "set-capability", "name": "inspected_by", "value": "rules"},
+                {"action": "add-trait", "name": "CUSTOM_RULES"},
+                {"action": "remove-trait", "name": "CUSTOM_STALE"},
+            ],
+        },
+    )
+    _rule(
+        client,
+        {
+            "conditions": [{"op": "lt", "field": "memory_mb", "value": 1}],
+            "actions": [{"action": "fail", "message": "must not fire"}],
+        },
+    )
+    _rule(
+        client,
+        {
+            "scope": "another-rack",
+            "actions": [{"action": "fail", "message": "out of scope"}],
+        },
+    )
     status = _introspect(client, lab, uuid, machine.payload())
     assert status["state"] == "finished", status
     node = lab.api.node(uuid)
@@ -87,11 +114,23 @@ def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
 
 def test_matching_fail_rule_ends_in_error(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine()
-    _rule(client, {"actions": [{"action": "set-attribute", "path": "/extra/seen",
-                                "value": True}]})
-    _rule(client, {"conditions": [{"op": "gt", "field": "memory_mb", "value": 0}],
-                   "actions": [{"action": "fail",
-                                "message": "{data[memory_mb]} MiB is not enough"}]})
+    _rule(
+        client,
+        {
+            "actions": [
+                {"action": "set-attribute", "path": "/extra/seen", "value": True}
+            ]
+        },
+    )
+    _rule(
+        client,
+        {
+            "conditions": [{"op": "gt", "field": "memory_mb", "value": 0}],
+            "actions": [
+                {"action": "fail", "message": "{data[memory_mb]} MiB is not enough"}
+            ],
+        },
+    )
     status = _introspect(client, lab, uuid, machine.payload())
     assert status["state"] == "error"
     assert status["error"] == f"{machine.memory_mb} MiB is not enough"
@@ -103,9 +142,17 @@ def test_matching_fail_rule_ends_in_error(client: Client, lab: Lab) -> None:
 def test_root_device_hints_choose_the_disk(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine()
     largest = max(machine.inventory["disks"], key=lambda d: d["size"])
-    lab.api.request("PATCH", f"/v1/nodes/{uuid}", json=[
-        {"op": "add", "path": "/properties/root_device",
-         "value": {"size": largest["size"] // GiB}}])
+    lab.api.request(
+        "PATCH",
+        f"/v1/nodes/{uuid}",
+        json=[
+            {
+                "op": "add",
+                "path": "/properties/root_device",
+                "value": {"size": largest["size"] // GiB},
+            }
+        ],
+    )
     status = _introspect(client, lab, uuid, machine.payload())
     assert status["state"] == "finished", status
     assert lab.api.node(uuid)["properties"]["local_gb"] == largest["size"] // GiB - 1
@@ -117,8 +164,18 @@ def test_reapply_with_a_new_body_changes_ironic(client: Client, lab: Lab) -> Non
     machine, uuid = lab.machine()
     status = _introspect(client, lab, uuid, machine.payload())
     assert status["state"] == "finished", status
-    _rule(client, {"actions": [{"action": "set-attribute", "path": "/extra/memory",
-                                "value": "{data[inventory][memory][physical_mb]}"}]})
+    _rule(
+        client,
+        {
+            "actions": [
+                {
+                    "action": "set-attribute",
+                    "path": "/extra/memory",
+                    "value": "{data[inventory][memory][physical_mb]}",
+                }
+            ]
+        },
+    )
     changed = copy.deepcopy(machine.payload())
     changed["inventory"]["cpu"]["count"] = machine.cpus * 2
     changed["inventory"]["memory"]["physical_mb"] = 4096

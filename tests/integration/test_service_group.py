@@ -47,24 +47,35 @@ def cluster(
 def http_view(client: Client) -> dict[str, tuple[bool, bool, Any]]:
     resp = client.get("/v1/conductors", headers=V119)
     assert resp.status_code == 200, resp.text
-    return {c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
-            for c in resp.json()["conductors"]}
+    return {
+        c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
+        for c in resp.json()["conductors"]
+    }
 
 
 def manage(cluster: SplitCluster, *args: str) -> subprocess.CompletedProcess[str]:
     assert cluster.api is not None
     return subprocess.run(
-        [str(BIN / "ironic-inspector-manage"), "--config-file",
-         str(cluster.api.config_file), "conductor", *args],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(BIN / "ironic-inspector-manage"),
+            "--config-file",
+            str(cluster.api.config_file),
+            "conductor",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 def cli_view(cluster: SplitCluster) -> dict[str, tuple[bool, bool, Any]]:
     result = manage(cluster, "list", "--json")
     assert result.returncode == 0, result.stderr
-    return {c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
-            for c in json.loads(result.stdout)}
+    return {
+        c["hostname"]: (c["alive"], c["enabled"], c["disabled_reason"])
+        for c in json.loads(result.stdout)
+    }
 
 
 def routed(client: Client, lab: Lab, cluster: SplitCluster, count: int) -> set[str]:
@@ -78,14 +89,18 @@ def routed(client: Client, lab: Lab, cluster: SplitCluster, count: int) -> set[s
     hosts = set()
     for uuid in uuids:
         client.wait_for(uuid, "waiting")
-        hosts |= {c.host for c in cluster.conductors
-                  if f"Node {uuid} is booting" in c.log_tail(10**6)}
+        hosts |= {
+            c.host
+            for c in cluster.conductors
+            if f"Node {uuid} is booting" in c.log_tail(10**6)
+        }
         client.post(f"/v1/introspection/{uuid}/abort")
     return hosts
 
 
-def agree(client: Client, cluster: SplitCluster, until: Any = None,
-          timeout: float = 15) -> dict[str, Any]:
+def agree(
+    client: Client, cluster: SplitCluster, until: Any = None, timeout: float = 15
+) -> dict[str, Any]:
     """HTTP and CLI show the same conductors; with ``until``, once the view
     satisfies it (a death shows after the membership timeout)."""
     deadline = time.monotonic() + timeout
@@ -111,8 +126,11 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     assert "last_heartbeat" in client.get(f"/v1/conductors/{c1}", headers=V119).json()
 
     # disable through HTTP: the CLI sees it, and no new work goes there
-    resp = client.patch(f"/v1/conductors/{c1}", headers=V119,
-                        json={"enabled": False, "disabled_reason": "maintenance"})
+    resp = client.patch(
+        f"/v1/conductors/{c1}",
+        headers=V119,
+        json={"enabled": False, "disabled_reason": "maintenance"},
+    )
     assert resp.status_code == 200, resp.text
     assert "warning" not in resp.json()
     view = agree(client, cluster)
@@ -140,8 +158,9 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     # a disabled conductor dies: still listed (its state stays), not alive
     cluster.conductors[1].signal(signal.SIGKILL)
     cluster.conductors[1].stop()
-    view = agree(client, cluster, until=lambda v: not v[c2][0],
-                 timeout=MEMBERSHIP_TIMEOUT + 15)
+    view = agree(
+        client, cluster, until=lambda v: not v[c2][0], timeout=MEMBERSHIP_TIMEOUT + 15
+    )
     assert view[c2] == (False, False, "disk swap")
     assert routable(view) == {c1}
     time.sleep(1.5)
@@ -154,8 +173,7 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     assert view[c2] == (True, False, "disk swap")
 
     # disabling the last enabled one: allowed, with a warning; nothing starts
-    resp = client.patch(f"/v1/conductors/{c1}", headers=V119,
-                        json={"enabled": False})
+    resp = client.patch(f"/v1/conductors/{c1}", headers=V119, json={"enabled": False})
     assert resp.status_code == 200
     assert "last enabled conductor" in resp.json()["warning"]
     time.sleep(1.5)
@@ -175,12 +193,16 @@ def test_unknown_conductor_and_old_versions(cluster: SplitCluster) -> None:
     assert resp.json()["error"]["message"] == "Conductor nobody was not found"
     result = manage(cluster, "disable", "nobody")
     assert result.returncode == 1 and "Conductor nobody was not found" in result.stderr
-    old = client.get("/v1/conductors",
-                     headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"})
+    old = client.get(
+        "/v1/conductors", headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"}
+    )
     assert old.status_code == 404
-    names = [r["name"] for r in client.get(
-        "/v1", headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"}).json()
-        ["resources"]]
+    names = [
+        r["name"]
+        for r in client.get(
+            "/v1", headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.18"}
+        ).json()["resources"]
+    ]
     assert "conductors" not in names
     bad = client.patch("/v1/conductors/x", headers=V119, json={"enabled": "no"})
     assert bad.status_code == 400

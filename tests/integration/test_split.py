@@ -200,10 +200,33 @@ def _error_answers(client: Client, lab: Lab) -> dict[str, tuple[int, str]]:
         ("bad node id", "get", "/v1/introspection/not a node!", {}),
         ("bad limit", "get", "/v1/introspection?limit=-1", {}),
         ("bad marker", "get", "/v1/introspection?marker=xyz", {}),
-        ("bad version", "get", "/v1/introspection", {"headers": {"X-OpenStack-Ironic-Inspector-API-Version": "1.99"}}),
+        (
+            "bad version",
+            "get",
+            "/v1/introspection",
+            {"headers": {"X-OpenStack-Ironic-Inspector-API-Version": "1.99"}},
+        ),
         ("bad manage_boot", "post", f"/v1/introspection/{uuid}?manage_boot=maybe", {}),
-        ("unknown mac", "post", "/v1/continue", {"json": {"inventory": {"interfaces": [{"name": "x", "mac_address": "66:77:88:99:aa:bb"}]}}}),
-        ("not json", "post", "/v1/continue", {"data": b"{", "headers": {"Content-Type": "application/json"}}),
+        (
+            "unknown mac",
+            "post",
+            "/v1/continue",
+            {
+                "json": {
+                    "inventory": {
+                        "interfaces": [
+                            {"name": "x", "mac_address": "66:77:88:99:aa:bb"}
+                        ]
+                    }
+                }
+            },
+        ),
+        (
+            "not json",
+            "post",
+            "/v1/continue",
+            {"data": b"{", "headers": {"Content-Type": "application/json"}},
+        ),
         ("not an object", "post", "/v1/continue", {"json": [1]}),
         ("data of unknown", "get", f"/v1/introspection/{unknown}/data", {}),
         ("abort unknown", "post", f"/v1/introspection/{unknown}/abort", {}),
@@ -216,7 +239,10 @@ def _error_answers(client: Client, lab: Lab) -> dict[str, tuple[int, str]]:
     assert client.post(f"/v1/introspection/{uuid}").status_code == 202
     client.wait_for(uuid, "waiting")
     resp = client.post(f"/v1/introspection/{uuid}/data/unprocessed")
-    answers["reapply while waiting"] = (resp.status_code, UUID_RE.sub("<uuid>", resp.text))
+    answers["reapply while waiting"] = (
+        resp.status_code,
+        UUID_RE.sub("<uuid>", resp.text),
+    )
     resp = client.post(f"/v1/introspection/{uuid}/abort")
     assert resp.status_code == 202, resp.text
     client.wait_for(uuid, "error")
@@ -266,7 +292,10 @@ def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> 
         resp = client.get("/healthcheck")
         assert resp.status_code == 200, resp.text
         assert resp.text.splitlines() == [
-            "database: OK", "coordination: OK", "messaging: OK"]
+            "database: OK",
+            "coordination: OK",
+            "messaging: OK",
+        ]
         exporter = f"http://127.0.0.1:{port}/metrics"
         import requests
 
@@ -274,21 +303,30 @@ def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> 
         extra_before = requests.get(exporter, timeout=5).text
         uuids = _introspect_all(client, lab, 6)
         scrapes = [client.get("/metrics").text for _ in range(6)]
-        counts = {_metric(s, "ironic_inspector_ironic_call_seconds_count",
-                          call="get_node") for s in scrapes}
+        counts = {
+            _metric(s, "ironic_inspector_ironic_call_seconds_count", call="get_node")
+            for s in scrapes
+        }
         # every API process answers with the values of all of them
         assert len(counts) == 1, counts
-        assert counts.pop() >= _metric(
-            before, "ironic_inspector_ironic_call_seconds_count", call="get_node") + 6
+        assert (
+            counts.pop()
+            >= _metric(
+                before, "ironic_inspector_ironic_call_seconds_count", call="get_node"
+            )
+            + 6
+        )
         assert _metric(scrapes[0], "ironic_inspector_conductors_alive") == 4
-        assert _metric(scrapes[0], "ironic_inspector_introspections",
-                       state="waiting") >= 6
+        assert (
+            _metric(scrapes[0], "ironic_inspector_introspections", state="waiting") >= 6
+        )
         log = extra.log_tail(10**6)
         booted = sum(f"Node {uuid} is booting" in log for uuid in uuids)
         extra_after = requests.get(exporter, timeout=5).text
         name = "ironic_inspector_ironic_call_seconds_count"
-        grew = (_metric(extra_after, name, call="set_boot_device")
-                - _metric(extra_before, name, call="set_boot_device"))
+        grew = _metric(extra_after, name, call="set_boot_device") - _metric(
+            extra_before, name, call="set_boot_device"
+        )
         assert grew == booted, (grew, booted)
         assert "ironic_inspector_lock_wait_seconds_count" in extra_after
         for uuid in uuids:

@@ -23,10 +23,15 @@ def test_schema_behind_and_current(
     conf.write_text(
         "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:5672/\n"
         f"[database]\nconnection = {url}\n"
-        "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n")
+        "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n"
+    )
     dbsync = ["ironic-inspector-dbsync", conf]
-    subprocess.run(_command(*dbsync, "upgrade", "--revision", "0001"),
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        _command(*dbsync, "upgrade", "--revision", "0001"),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     check = _command("ironic-inspector-status", conf, "upgrade", "check", "--json")
     behind = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert behind.returncode == 2, behind.stdout + behind.stderr
@@ -35,9 +40,11 @@ def test_schema_behind_and_current(
 
     assert details["Database schema"].endswith(
         f"is at revision 0001, this release needs {migration.head()}: run "
-        "ironic-inspector-dbsync upgrade"), details
-    subprocess.run(_command(*dbsync, "upgrade"), check=True, capture_output=True,
-                   timeout=120)
+        "ironic-inspector-dbsync upgrade"
+    ), details
+    subprocess.run(
+        _command(*dbsync, "upgrade"), check=True, capture_output=True, timeout=120
+    )
     current = subprocess.run(check, capture_output=True, text=True, timeout=120)
     assert current.returncode == 0, current.stdout + current.stderr
 
@@ -59,18 +66,27 @@ def test_shared_database_keeps_foreign_tables(
         conn.execute(sa.text("INSERT INTO alembic_version VALUES ('f00dfeed')"))
     conf = tmp_path / "inspector.conf"
     conf.write_text(f"[database]\nconnection = {url}\n")
-    result = subprocess.run(_command("ironic-inspector-dbsync", conf, "upgrade"),
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        _command("ironic-inspector-dbsync", conf, "upgrade"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT v FROM other_things")).scalar() == "theirs"
-        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")
-                            ).scalar() == "f00dfeed"
+        assert (
+            conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            == "f00dfeed"
+        )
         tables = set(sa.inspect(conn).get_table_names())
     assert {"introspections", "rules", "ironic_inspector_alembic_version"} <= tables
     check = subprocess.run(
         _command("ironic-inspector-status", conf, "upgrade", "check", "--json"),
-        capture_output=True, text=True, timeout=120)
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     details = {c["check"]: c for c in json.loads(check.stdout)["checks"]}
     assert details["Database schema"]["result"] == 0, details
     engine.dispose()

@@ -95,15 +95,20 @@ def test_errors_reach_the_user(client: ironic_inspector_client.ClientV1) -> None
 def test_rules_through_the_client(client: ironic_inspector_client.ClientV1) -> None:
     client.rules.delete_all()
     created = client.rules.create(
-        conditions=[{"op": "eq", "field": "inventory.cpu.architecture",
-                     "value": "x86_64"}],
+        conditions=[
+            {"op": "eq", "field": "inventory.cpu.architecture", "value": "x86_64"}
+        ],
         actions=[{"action": "add-trait", "name": "CUSTOM_X86"}],
         description="x86 machines",
     )
     assert created["conditions"][0]["multiple"] == "any"
     imported = client.rules.from_json(
-        {"description": "imported", "actions": [{"action": "fail", "message": "no"}],
-         "conditions": [{"op": "lt", "field": "memory_mb", "value": 1}]})
+        {
+            "description": "imported",
+            "actions": [{"action": "fail", "message": "no"}],
+            "conditions": [{"op": "lt", "field": "memory_mb", "value": 1}],
+        }
+    )
     listed = client.rules.get_all()
     assert [r["uuid"] for r in listed] == [created["uuid"], imported["uuid"]]
     assert client.rules.get(created["uuid"])["actions"] == created["actions"]

@@ -76,9 +76,7 @@ def test_proxy_made_once_for_many_threads() -> None:
     client = make_client(FakeProxy())
     client._conn = None
     client._connect = Connection  # type: ignore[method-assign]
-    threads = [
-        threading.Thread(target=client.get_node, args=("n1",)) for _ in range(8)
-    ]
+    threads = [threading.Thread(target=client.get_node, args=("n1",)) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:

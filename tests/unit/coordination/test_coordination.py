@@ -90,7 +90,9 @@ def test_members_cache_and_pick(coordinators: Any) -> None:
 
 
 def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
-    with pytest.raises(exceptions.ServiceUnavailable, match="no conductor is available"):
+    with pytest.raises(
+        exceptions.ServiceUnavailable, match="no conductor is available"
+    ):
         GroupMembers(coordinators("api"), ttl=0).pick()
 
 

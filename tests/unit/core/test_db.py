@@ -118,8 +118,9 @@ def test_database_of_an_earlier_release_is_adopted(tmp_path: Any) -> None:
     old = engine.Database(f"sqlite:///{tmp_path}/old.sqlite")
     migration.upgrade(old, "0002")
     with old.engine.begin() as conn:
-        conn.execute(sa.text(
-            f"ALTER TABLE {migration.VERSION_TABLE} RENAME TO alembic_version"))
+        conn.execute(
+            sa.text(f"ALTER TABLE {migration.VERSION_TABLE} RENAME TO alembic_version")
+        )
     assert migration.current(old) == "0002"  # found and moved over
     migration.upgrade(old)
     assert migration.current(old) == migration.head()
@@ -137,7 +138,9 @@ def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
         conn.execute(sa.text("INSERT INTO alembic_version VALUES ('f00dfeed')"))
     migration.upgrade(shared)
     with shared.engine.connect() as conn:
-        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")
-                            ).scalar() == "f00dfeed"
+        assert (
+            conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            == "f00dfeed"
+        )
     assert migration.current(shared) == migration.head()
     shared.dispose()

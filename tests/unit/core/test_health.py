@@ -70,8 +70,9 @@ def test_a_raising_probe_is_a_failed_check(conf: cfg.ConfigOpts) -> None:
 
 def test_coordination_without_live_conductors(conf: cfg.ConfigOpts) -> None:
     conf.set_override("standalone", False)
-    conf.set_override("backend_url", "etcd3+http://u:pw@127.0.0.1:2379",
-                      group="coordination")
+    conf.set_override(
+        "backend_url", "etcd3+http://u:pw@127.0.0.1:2379", group="coordination"
+    )
     router = types.SimpleNamespace(hosts=lambda: [], invalidate=lambda: None)
     _with_runtime(conf, rpc=types.SimpleNamespace(router=router))
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
@@ -80,14 +81,20 @@ def test_coordination_without_live_conductors(conf: cfg.ConfigOpts) -> None:
     assert "pw" not in (result.details or "")  # the password is not shown
     router.hosts = lambda: ["c-1", "c-2"]
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
-    assert result.available and "2 conductor(s) alive: c-1, c-2" in (result.details or "")
+    assert result.available and "2 conductor(s) alive: c-1, c-2" in (
+        result.details or ""
+    )
 
 
 def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
     conf.set_override("standalone", False)
-    conf.set_override("backend_url", "etcd3+http://127.0.0.1:2379", group="coordination")
-    views = [{"hostname": "c-1", "alive": True, "enabled": False},
-             {"hostname": "c-2", "alive": False, "enabled": True}]
+    conf.set_override(
+        "backend_url", "etcd3+http://127.0.0.1:2379", group="coordination"
+    )
+    views = [
+        {"hostname": "c-1", "alive": True, "enabled": False},
+        {"hostname": "c-2", "alive": False, "enabled": True},
+    ]
     group = types.SimpleNamespace(conductors=lambda: views)
     _with_runtime(conf, conductors=group)
     result = health.CoordinationCheck(conf, {}).healthcheck(80)

@@ -39,7 +39,9 @@ def test_spacing_between_power_ons_of_all_pacers(db: engine.Database) -> None:
     assert all(off >= i * 0.1 - 0.04 for i, off in enumerate(offsets)), offsets
 
 
-def test_zero_delay_never_sleeps_nor_touches_the_database(tmp_path: pathlib.Path) -> None:
+def test_zero_delay_never_sleeps_nor_touches_the_database(
+    tmp_path: pathlib.Path,
+) -> None:
     broken = engine.Database(f"sqlite:///{tmp_path}/missing/dir/db.sqlite")
     pacer = PowerOnPacer(lambda: 0.0, broken)
     assert pacer.wait() == 0 and pacer.wait() == 0

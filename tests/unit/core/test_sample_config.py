@@ -11,10 +11,15 @@ def test_sample_is_current(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "sample.conf"
     generator = pathlib.Path(sys.executable).parent / "oslo-config-generator"
     subprocess.run(
-        [str(generator), "--config-file",
-         str(ROOT / "etc/ironic-inspector/config-generator.conf"),
-         "--output-file", str(out)],
-        check=True, cwd=ROOT,
+        [
+            str(generator),
+            "--config-file",
+            str(ROOT / "etc/ironic-inspector/config-generator.conf"),
+            "--output-file",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
     )
     committed = (ROOT / "etc/ironic-inspector/inspector.conf.sample").read_text()
     assert out.read_text() == committed, "run 'make genconfig' and commit the result"
@@ -24,10 +29,15 @@ def test_policy_sample_is_current(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "policy.yaml"
     generator = pathlib.Path(sys.executable).parent / "oslopolicy-sample-generator"
     subprocess.run(
-        [str(generator), "--config-file",
-         str(ROOT / "etc/ironic-inspector/policy-generator.conf"),
-         "--output-file", str(out)],
-        check=True, cwd=ROOT,
+        [
+            str(generator),
+            "--config-file",
+            str(ROOT / "etc/ironic-inspector/policy-generator.conf"),
+            "--output-file",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
     )
     committed = (ROOT / "etc/ironic-inspector/policy.yaml.sample").read_text()
     assert out.read_text() == committed, "run 'make genconfig' and commit the result"

@@ -13,15 +13,30 @@ from inspector.db.introspections import Introspection
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
 
 
-def record(state: str = "processing", owner: str | None = None, run: str | None = None,
-           deadline: datetime.datetime | None = None, uuid: str = "u1") -> Introspection:
-    return Introspection(uuid=uuid, state=state, version=3, started_at=NOW,
-                         finished_at=None, error=None, manage_boot=True,
-                         owner=owner, owner_run=run, deadline=deadline)
+def record(
+    state: str = "processing",
+    owner: str | None = None,
+    run: str | None = None,
+    deadline: datetime.datetime | None = None,
+    uuid: str = "u1",
+) -> Introspection:
+    return Introspection(
+        uuid=uuid,
+        state=state,
+        version=3,
+        started_at=NOW,
+        finished_at=None,
+        error=None,
+        manage_boot=True,
+        owner=owner,
+        owner_run=run,
+        deadline=deadline,
+    )
 
 
-def found(records: list[Introspection], leader: bool, alive: tuple[str, ...] = ("c1", "c2")
-          ) -> list[str]:
+def found(
+    records: list[Introspection], leader: bool, alive: tuple[str, ...] = ("c1", "c2")
+) -> list[str]:
     return [o.reason for o in orphans(records, alive, "c1", "run-now", NOW, leader)]
 
 
@@ -33,7 +48,9 @@ def test_owner_alive_is_left_alone() -> None:
 def test_owner_gone_is_taken_over_by_the_leader_only() -> None:
     lost = record(owner="c3", run="r")
     assert found([lost], leader=False) == []
-    assert found([lost], leader=True) == ["conductor c3 left the group while processing"]
+    assert found([lost], leader=True) == [
+        "conductor c3 left the group while processing"
+    ]
 
 
 def test_unclaimed_after_its_deadline() -> None:

@@ -67,9 +67,16 @@ def _shellcheck() -> str:
 
 def test_shellcheck() -> None:
     result = subprocess.run(
-        [_shellcheck(), "-s", "bash", str(DEVSTACK / "plugin.sh"),
-         str(DEVSTACK / "settings")],
-        capture_output=True, text=True, timeout=120,
+        [
+            _shellcheck(),
+            "-s",
+            "bash",
+            str(DEVSTACK / "plugin.sh"),
+            str(DEVSTACK / "settings"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -85,22 +92,38 @@ class Stack:
         dbsync.write_text(f'#!/bin/bash\necho "dbsync $*" >> {self.log}\n')
         dbsync.chmod(0o755)
         self.env = {
-            "PATH": "/usr/bin:/bin", "HOME": str(work), "WORK": str(work),
-            "STUB_LOG": str(self.log), "DEST": str(work / "dest"),
-            "INSPECTOR_DIR": str(ROOT), "INSPECTOR_CONF_DIR": str(self.conf_dir),
-            "INSPECTOR_WSGI_DIR": str(work / "wsgi"), "INSPECTOR_SHAPE": shape,
-            "INSPECTOR_CONDUCTORS": str(conductors), "STACK_USER": _user(),
-            "SERVICE_HOST": "192.0.2.10", "SERVICE_PROTOCOL": "http",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(work),
+            "WORK": str(work),
+            "STUB_LOG": str(self.log),
+            "DEST": str(work / "dest"),
+            "INSPECTOR_DIR": str(ROOT),
+            "INSPECTOR_CONF_DIR": str(self.conf_dir),
+            "INSPECTOR_WSGI_DIR": str(work / "wsgi"),
+            "INSPECTOR_SHAPE": shape,
+            "INSPECTOR_CONDUCTORS": str(conductors),
+            "STACK_USER": _user(),
+            "SERVICE_HOST": "192.0.2.10",
+            "SERVICE_PROTOCOL": "http",
             "KEYSTONE_SERVICE_URI": "http://192.0.2.10/identity",
-            "SERVICE_PASSWORD": "servicepw", "SERVICE_PROJECT_NAME": "service",
-            "REGION_NAME": "RegionOne", "ENABLE_DEBUG_LOG_LEVEL": "True",
+            "SERVICE_PASSWORD": "servicepw",
+            "SERVICE_PROJECT_NAME": "service",
+            "REGION_NAME": "RegionOne",
+            "ENABLE_DEBUG_LOG_LEVEL": "True",
         }
 
     def phase(self, *args: str) -> None:
-        script = (STUBS + f"source {DEVSTACK}/settings\n"
-                  f"source {DEVSTACK}/plugin.sh {' '.join(args)}\n")
-        result = subprocess.run(["bash", "-c", script], env=self.env,
-                                capture_output=True, text=True, timeout=120)
+        script = (
+            STUBS + f"source {DEVSTACK}/settings\n"
+            f"source {DEVSTACK}/plugin.sh {' '.join(args)}\n"
+        )
+        result = subprocess.run(
+            ["bash", "-c", script],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode == 0, result.stdout + result.stderr
 
     def calls(self) -> list[str]:
@@ -113,8 +136,11 @@ class Stack:
         return parser
 
     def run_all(self) -> None:
-        for args in (("stack", "install"), ("stack", "post-config"),
-                     ("stack", "extra")):
+        for args in (
+            ("stack", "install"),
+            ("stack", "post-config"),
+            ("stack", "extra"),
+        ):
             self.phase(*args)
 
 
@@ -131,8 +157,10 @@ def test_standalone(tmp_path: pathlib.Path) -> None:
     assert conf.get("DEFAULT", "standalone") == "True"
     assert conf.get("DEFAULT", "listen_port") == "5050"
     assert conf.get("DEFAULT", "auth_strategy") == "keystone"
-    assert conf.get("database", "connection") == \
-        "mysql+pymysql://root:dbpw@127.0.0.1/ironic_inspector"
+    assert (
+        conf.get("database", "connection")
+        == "mysql+pymysql://root:dbpw@127.0.0.1/ironic_inspector"
+    )
     assert conf.get("ironic", "auth_url") == "http://192.0.2.10/identity"
     assert conf.get("ironic", "password") == "servicepw"
     assert conf.get("keystone_authtoken", "auth_type") == "password"
@@ -142,11 +170,15 @@ def test_standalone(tmp_path: pathlib.Path) -> None:
     assert "install_apache_wsgi" not in calls
     assert f"dbsync --config-file {stack.conf_dir}/inspector.conf upgrade" in calls
     assert "endpoint baremetal-introspection RegionOne http://192.0.2.10:5050" in calls
-    assert "service ironic-inspector baremetal-introspection Bare metal introspection" \
+    assert (
+        "service ironic-inspector baremetal-introspection Bare metal introspection"
         in calls
+    )
     started = [c for c in calls if c.startswith("run_process")]
-    assert started == [f"run_process ironic-inspector|{tmp_path}/venv/bin/ironic-inspector"
-                       f" --config-file {stack.conf_dir}/inspector.conf"]
+    assert started == [
+        f"run_process ironic-inspector|{tmp_path}/venv/bin/ironic-inspector"
+        f" --config-file {stack.conf_dir}/inspector.conf"
+    ]
     assert not [c for c in calls if "apache" in c]
     stack.phase("unstack")
     assert stack.calls()[-1] == "stop_process ironic-inspector"
@@ -159,8 +191,10 @@ def test_split(tmp_path: pathlib.Path) -> None:
     stack.run_all()
     conf = stack.ini()
     assert conf.get("DEFAULT", "standalone") == "False"
-    assert conf.get("DEFAULT", "transport_url") == \
-        "rabbit://stackrabbit:rabbitpw@127.0.0.1:5672/"
+    assert (
+        conf.get("DEFAULT", "transport_url")
+        == "rabbit://stackrabbit:rabbitpw@127.0.0.1:5672/"
+    )
     assert conf.get("coordination", "backend_url") == "etcd3+http://192.0.2.10:2379"
     hosts = {stack.ini(f"conductor-{i}.conf").get("DEFAULT", "host") for i in (1, 2, 3)}
     assert len(hosts) == 3
@@ -173,8 +207,11 @@ def test_split(tmp_path: pathlib.Path) -> None:
         assert name == f"ironic-inspector-conductor-{i}"
         assert command.split() == [
             f"{tmp_path}/venv/bin/ironic-inspector-conductor",
-            "--config-file", f"{stack.conf_dir}/inspector.conf",
-            "--config-file", f"{stack.conf_dir}/conductor-{i}.conf"]
+            "--config-file",
+            f"{stack.conf_dir}/inspector.conf",
+            "--config-file",
+            f"{stack.conf_dir}/conductor-{i}.conf",
+        ]
     vhost = (tmp_path / "sites" / "ironic-inspector-api.conf").read_text()
     assert "Listen 5050" in vhost
     assert f"python-home={tmp_path}/venv\n" in vhost
@@ -185,7 +222,9 @@ def test_split(tmp_path: pathlib.Path) -> None:
     assert "endpoint baremetal-introspection RegionOne http://192.0.2.10:5050" in calls
     stack.phase("unstack")
     stopped = [c for c in stack.calls() if c.startswith("stop_process")]
-    assert stopped == [f"stop_process ironic-inspector-conductor-{i}" for i in (1, 2, 3)]
+    assert stopped == [
+        f"stop_process ironic-inspector-conductor-{i}" for i in (1, 2, 3)
+    ]
     assert "disable_apache_site ironic-inspector-api" in stack.calls()
 
 
@@ -194,5 +233,6 @@ def test_bad_shape_dies_with_a_message(tmp_path: pathlib.Path) -> None:
     stack.phase("stack", "install")
     with pytest.raises(AssertionError):
         stack.phase("stack", "post-config")
-    assert any("INSPECTOR_SHAPE must be standalone or split" in c
-               for c in stack.calls())
+    assert any(
+        "INSPECTOR_SHAPE must be standalone or split" in c for c in stack.calls()
+    )
