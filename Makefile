@@ -24,15 +24,16 @@ packages:
 
 # split mode (DEMO_ARGS="--split N") needs etcd, RabbitMQ and PostgreSQL
 demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages)
-	$(BIN)/ironic-inspector-lab demo --machines $(MACHINES) $(DEMO_ARGS)
+	$(BIN)/python -m lab demo --machines $(MACHINES) $(DEMO_ARGS)
 
 lint: venv
-	$(BIN)/ruff check inspector tests
-	$(BIN)/mypy inspector
+	$(BIN)/ruff check inspector lab tools tests
+	$(BIN)/ruff format --check inspector lab tools tests
+	$(BIN)/mypy inspector lab tools tests
 	$(BIN)/shellcheck -s bash devstack/plugin.sh devstack/settings tools/*.sh .ci/run
 
 unit: venv
-	$(BIN)/pytest tests/unit -q -p no:cacheprovider
+	$(BIN)/pytest tests/unit tests/tooling -q -p no:cacheprovider
 
 functional: venv packages
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider
@@ -49,13 +50,13 @@ genconfig: venv
 
 # generated documentation: the configuration reference and the state diagram
 docs: venv
-	$(BIN)/python -m inspector.conf.reference doc/config-reference.md
-	$(BIN)/python -m inspector.states_diagram doc/images/states.svg
+	$(BIN)/python -m tools.config_reference doc/config-reference.md
+	$(BIN)/python -m tools.states_diagram doc/images/states.svg
 
 # the benchmark (not part of test): standalone and split with 2 conductors
 BENCH_SHAPES ?= standalone,split-2
 bench: venv packages
-	$(BIN)/ironic-inspector-lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --output bench.json
+	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --output bench.json
 
 clean:
 	rm -rf $(VENV) .work .mypy_cache .ruff_cache

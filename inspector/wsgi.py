@@ -85,7 +85,7 @@ def _build(environ: dict[str, Any]) -> Any:
     from oslo_config import cfg
     from oslo_log import log
 
-    from inspector.api.service import ApiService
+    from inspector.server import wiring
 
     files = os.environ.get(CONFIG_ENV) or environ.get(CONFIG_ENV)
     # a start that failed earlier left the global options parsed: start over
@@ -93,7 +93,7 @@ def _build(environ: dict[str, Any]) -> Any:
     # mod_wsgi's sys.argv is ['mod_wsgi']: never let oslo parse it
     conf = process.parse_config(config_args(files))
     log.setup(conf, "ironic-inspector-api")
-    return ApiService(conf)
+    return wiring.api(conf)
 
 
 def _unavailable(message: str, start_response: Callable[..., Any]) -> Iterable[bytes]:

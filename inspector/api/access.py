@@ -1,6 +1,6 @@
 """What the caller may do: oslo.policy rules checked for every API endpoint.
 
-The rules and their defaults live in :mod:`inspector.policies`; operators
+The rules and their defaults live in :mod:`inspector.api.policies`; operators
 override them in ``policy.yaml`` (``[oslo_policy]policy_file``). The caller
 is read from the identity the authentication layer left in the WSGI
 environment (:mod:`inspector.api.auth`).
@@ -15,7 +15,8 @@ from oslo_config import cfg
 from oslo_context import context
 from oslo_policy import policy
 
-from inspector import exceptions, policies
+from inspector import exceptions
+from inspector.api import policies
 from inspector.api.auth import IDENTITY_HEADERS
 
 LOG = logging.getLogger(__name__)

@@ -76,7 +76,7 @@ def _operator_paths(app: Callable[..., Any], rt: Runtime) -> Callable[..., Any]:
 
         routes[health.PATH] = health.build(rt, app)
     if rt.conf.metrics.enabled:
-        from inspector import metrics
+        from inspector.api import metrics
 
         routes["/metrics"] = metrics.exposition_app(rt)
     return OperatorPaths(app, routes) if routes else app

@@ -4,11 +4,12 @@ from typing import Any
 
 import flask
 
-from inspector import data_store, exceptions, introspection, states
+from inspector import exceptions, states
 from inspector.api import params, payload, urls
 from inspector.api.status_body import status_body
-from inspector.db import introspections
+from inspector.db import data_store, introspections
 from inspector.db.introspections import Introspection
+from inspector.intake import operator
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("introspection", __name__, url_prefix="/v1/introspection")
@@ -39,13 +40,13 @@ def start(node_id: str) -> flask.Response:
     manage_boot = True
     if "manage_boot" in flask.request.args:
         manage_boot = params.strict_bool("manage_boot", True)
-    introspection.start(_rt(), node_id, manage_boot)
+    operator.start(_rt(), node_id, manage_boot)
     return _accepted()
 
 
 @blueprint.get("/<node_id>")
 def get_status(node_id: str) -> flask.Response:
-    record = introspection.status(_rt(), node_id)
+    record = operator.status(_rt(), node_id)
     return flask.jsonify(_status(record))
 
 
@@ -67,7 +68,7 @@ def list_statuses() -> flask.Response:
         )
     marker = flask.request.args.get("marker")
     if marker is not None:
-        introspection.validate_node_id(marker, names=False)
+        operator.validate_node_id(marker, names=False)
         marker = marker.lower()
     states_filter = None
     if "state" in flask.request.args:
@@ -88,7 +89,7 @@ def list_statuses() -> flask.Response:
 
 @blueprint.post("/<node_id>/abort")
 def abort(node_id: str) -> flask.Response:
-    introspection.abort(_rt(), node_id)
+    operator.abort(_rt(), node_id)
     return _accepted()
 
 
@@ -97,7 +98,7 @@ def _data(node_id: str, processed: bool) -> flask.Response:
     store = data_store.for_conf(rt.conf, rt.db)
     if isinstance(store, data_store.NoStore):
         store.get("", processed=processed)  # the "not configured" 404
-    uuid = introspection.resolve(rt, node_id)
+    uuid = operator.resolve(rt, node_id)
     return flask.jsonify(store.get(uuid, processed=processed))
 
 
@@ -117,5 +118,5 @@ def reapply(node_id: str) -> flask.Response:
     if body is not None:
         payload.validate(body)
         payload.redact(body)
-    introspection.reapply(_rt(), node_id, body)
+    operator.reapply(_rt(), node_id, body)
     return _accepted()

@@ -2,8 +2,8 @@
 
 import flask
 
-from inspector import introspection
 from inspector.api import params, payload
+from inspector.intake import ramdisk as intake_ramdisk
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("ramdisk", __name__)
@@ -16,5 +16,5 @@ def post_continue() -> flask.Response:
     payload.validate(data)
     payload.redact(data)
     rt: Runtime = flask.current_app.config["RUNTIME"]
-    uuid = introspection.continue_(rt, data)
+    uuid = intake_ramdisk.continue_(rt, data)
     return flask.jsonify({"uuid": uuid})

@@ -47,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     from oslo_log import log
 
     from inspector import exceptions
-    from inspector.api.service import ApiService
-    from inspector.wsgi_server import WSGIServer
+    from inspector.server import wiring
+    from inspector.server.wsgi_server import WSGIServer
 
     try:
         conf = process.parse_config(service_args)
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         process.die(PROG, str(exc))
     log.setup(conf, "ironic-inspector-api")
     try:
-        service = ApiService(conf)
+        service = wiring.api(conf)
         server = WSGIServer(
             service.app,
             options.host or conf.listen_address,

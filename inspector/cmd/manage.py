@@ -4,7 +4,7 @@
 read and change the same service-group view the API serves and routes by
 (the coordination backend in split mode, the database in standalone mode).
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
-(:mod:`inspector.reconcile`); ``rules export | import FILE`` saves and
+(:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
 restores introspection rules as JSON.
 """
 
@@ -105,8 +105,8 @@ def _service_group(conf: cfg.ConfigOpts) -> Any:
 
 
 def _sync(conf: cfg.ConfigOpts) -> int:
-    from inspector import reconcile
     from inspector.baremetal.client import BaremetalClient
+    from inspector.conductor import reconcile
     from inspector.db import engine, migration
     from inspector.locking.semaphore import SemaphoreLockProvider
     from inspector.runtime import Runtime

@@ -40,47 +40,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
-    import oslo_messaging as messaging
-
     from inspector import exceptions
-    from inspector.api.app import create_app
-    from inspector.baremetal.client import BaremetalClient
-    from inspector.conductor.rpcapi import ConductorClient
-    from inspector.conductor.service import ConductorService
-    from inspector.conf import opts
-    from inspector.coordination.members import FixedConductor
-    from inspector.db import engine, migration
-    from inspector.locking import factory
-    from inspector.runtime import Runtime
-    from inspector.wsgi_server import WSGIServer
+    from inspector.server import wiring
+    from inspector.server.wsgi_server import WSGIServer
 
-    opts.validate(conf)
-    db = engine.from_conf(conf)
-    migration.ensure_schema(db)
-    transport = messaging.get_rpc_transport(conf, url="fake://")
-    rt = Runtime(
-        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
-    )
-    from inspector.coordination import conductor_state, service_group
-
-    store = conductor_state.DatabaseStore(db)
-    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host, store))
-    rt.conductors = service_group.for_standalone(db, conf)
-    conductor = ConductorService(rt, transport, FixedConductor(conf.host))
+    service = wiring.standalone(conf)
     server = WSGIServer(
-        create_app(rt), conf.listen_address, conf.listen_port, conf.api_threads
+        service.app, conf.listen_address, conf.listen_port, conf.api_threads
     )
-    conductor.start()
+    service.start()
     try:
         server.start()
     except exceptions.ConfigError:
-        conductor.stop()
+        service.stop()
         raise
     LOG.info("ironic-inspector %s started (standalone)", conf.host)
     process.wait_for_stop(conf, args)
     server.stop()
-    conductor.stop()
-    transport.cleanup()
-    db.dispose()
+    service.stop()
     LOG.info("ironic-inspector stopped")
     return 0

@@ -1,11 +1,17 @@
-"""Spacing of power-ons ([DEFAULT]introspection_delay), across the deployment."""
+"""Powering nodes: on, spaced across the deployment
+([DEFAULT]introspection_delay); off, never failing the step."""
 
+import logging
 import time
 from collections.abc import Callable
 
+from inspector import exceptions
 from inspector.db import leases
 from inspector.db.engine import Database
 from inspector.db.models import utcnow
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
 
 
 class PowerOnPacer:
@@ -34,3 +40,12 @@ class PowerOnPacer:
             time.sleep(pause)
             return pause
         return 0.0
+
+
+def power_off(rt: Runtime, uuid: str, why: str) -> None:
+    """Power the node off; a failure is logged, never raised: the
+    introspection ends either way (abort, timeout)."""
+    try:
+        rt.baremetal.set_power_state(uuid, "power off")
+    except exceptions.InspectorError as exc:
+        LOG.warning("Could not power off node %s %s: %s", uuid, why, exc)

@@ -8,10 +8,10 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 from sqlalchemy import exc as sa_exc
 
+from inspector.conductor.leadership import Leadership
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
-from inspector.conductor.takeover import Leadership
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
@@ -49,7 +49,7 @@ class ConductorService:
             target,
             [self.manager],
             serializer=None,
-            access_policy=messaging.DefaultRPCAccessPolicy,
+            access_policy=messaging.ExplicitRPCAccessPolicy,
         )
         # oslo.messaging registers its pool option when the server is built;
         # our option of upstream's name decides how many casts run at once.
@@ -106,7 +106,8 @@ class ConductorService:
 
     def _reconcile(self) -> None:
         """Owed Ironic writes and deleted nodes, by the leader only."""
-        from inspector import exceptions, reconcile
+        from inspector import exceptions
+        from inspector.conductor import reconcile
 
         if not self.leadership.is_leader():
             return

@@ -9,19 +9,22 @@ with a deadline, or owned by one run of one conductor. It is lost when:
   or its membership lease expired);
 - its owner is this very host, but an earlier run of it (a restart).
 
-The leader (one conductor at a time, :class:`Leadership`) looks for the
-first two; every conductor looks for the third on its own host.
+The leader (one conductor at a time, :mod:`inspector.conductor.leadership`)
+looks for the first two; every conductor looks for the third on its own
+host, and for steps it claimed whose worker ended early.
 """
 
+import concurrent.futures
 import dataclasses
 import datetime
 import logging
-import time
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 
-from inspector.db import leases
-from inspector.db.engine import Database
+from inspector import exceptions, metrics
+from inspector.conductor.work import Step, WorkQueue, fail
+from inspector.db import introspections
 from inspector.db.introspections import Introspection
+from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -61,57 +64,90 @@ def orphans(
             )
 
 
-class Leadership:
-    """One conductor at a time runs the cluster-wide periodic work.
+class Takeover:
+    """Finds lost steps and resumes them from what is stored: every step
+    can be repeated safely. Resumed steps are queued like delivered ones,
+    so every lost step of a dead conductor is taken over at once."""
 
-    Built on a lease row in the database (:mod:`inspector.db.leases`), so it
-    works the same on every coordination backend (tooz's etcd driver has no
-    election) and in standalone mode. A lost lease is noticed on the next
-    renewal, which fails, not assumed away: :meth:`is_leader` is true only
-    while the last successful renewal is younger than the lease.
-    """
+    def __init__(self, rt: Runtime, queue: WorkQueue, steps: dict[str, Step]) -> None:
+        self.rt = rt
+        self._queue = queue
+        self._steps = steps
+        self._resuming: set[str] = set()
+        self._resumer = concurrent.futures.ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix="resume"
+        )
 
-    def __init__(self, db: Database, holder: str, lease: float) -> None:
-        self._db = db
-        self.holder = holder
-        self.lease = lease
-        self._valid_until = 0.0
-        self._leading = False
-
-    def renew(self) -> bool:
-        """Take or keep the lead; False when another conductor has it."""
-        asked = time.monotonic()
-        try:
-            epoch = leases.hold(self._db, leases.LEADER, self.holder, self.lease)
-        except Exception as exc:  # database unreachable: not the leader
-            epoch = None
-            LOG.warning("Cannot renew the leader lease of %s: %s", self.holder, exc)
-        if epoch is not None:
-            # counted from before the request: never believes in a lease
-            # longer than the database granted
-            self._valid_until = asked + self.lease
-            if not self._leading:
-                LOG.info("%s is now the leader (epoch %d)", self.holder, epoch)
-            self._leading = True
-        else:
-            if self._leading:
-                LOG.warning(
-                    "%s lost the leader lease; another conductor leads now",
-                    self.holder,
+    def sweep(self, alive: Callable[[], Collection[str]], leader: bool) -> int:
+        """Find lost steps and resume them in the background; returns how
+        many were found. ``alive`` lists the live conductors (read only
+        when the leader must judge another conductor's steps)."""
+        host, run_id = self.rt.conf.host, self.rt.run_id
+        records = introspections.working(self.rt.db)
+        hosts: Collection[str] = ()
+        if leader and any(r.owner not in (None, host) for r in records):
+            try:
+                hosts = alive()
+            except exceptions.ServiceUnavailable as exc:
+                # never mistake an unreachable backend for dead conductors
+                LOG.warning("Not looking for lost work this time: %s", exc)
+                return 0
+        now = introspections.utcnow()
+        found = [
+            o
+            for o in orphans(records, hosts, host, run_id, now, leader)
+            if o.record.uuid not in self._resuming
+        ]
+        active = self._queue.active()
+        for record in records:
+            if (
+                record.owner == host
+                and record.owner_run == run_id
+                and record.uuid not in active
+                and record.uuid not in self._resuming
+            ):
+                # claimed here, but no worker has it: its work ended early
+                found.append(
+                    Orphan(
+                        record, f"its {record.state} step on {host} ended unfinished"
+                    )
                 )
-            self._leading = False
-            self._valid_until = 0.0
-        return self._leading
+        for orphan in found:
+            self._resuming.add(orphan.record.uuid)
+            self._resumer.submit(self._resume_once, orphan)
+        return len(found)
 
-    def is_leader(self) -> bool:
-        return self._leading and time.monotonic() < self._valid_until
-
-    def resign(self) -> None:
-        """Hand the lead over at once (clean stop)."""
-        if not self._leading:
+    def resume(self, record: Introspection, reason: str) -> None:
+        """Queue the lost step of ``record`` again, or end it when it
+        cannot be resumed (the ramdisk's data never got stored)."""
+        step = self._steps.get(record.state)
+        if step is None:
+            metrics.ORPHANS_RESOLVED.labels("failed").inc()
+            LOG.error("Introspection of node %s is lost: %s", record.uuid, reason)
+            fail(
+                self.rt,
+                record.uuid,
+                record.version,
+                f"Introspection lost: {reason}; it cannot be resumed, start it again",
+            )
             return
-        self._leading = False
+        LOG.warning(
+            "Resuming the %s step of node %s on %s: %s",
+            record.state,
+            record.uuid,
+            self.rt.conf.host,
+            reason,
+        )
+        metrics.ORPHANS_RESOLVED.labels("resumed").inc()
+        self._queue.submit(record.uuid, record.version, record.state, step)
+
+    def stop(self) -> None:
+        self._resumer.shutdown(wait=True)
+
+    def _resume_once(self, orphan: Orphan) -> None:
         try:
-            leases.give_up(self._db, leases.LEADER, self.holder)
-        except Exception as exc:
-            LOG.warning("Could not give up the leader lease: %s", exc)
+            self.resume(orphan.record, orphan.reason)
+        except Exception:
+            LOG.exception("Resuming node %s failed", orphan.record.uuid)
+        finally:
+            self._resuming.discard(orphan.record.uuid)

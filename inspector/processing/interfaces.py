@@ -4,7 +4,8 @@ import ipaddress
 import logging
 from typing import Any
 
-from inspector import exceptions, lookup
+from inspector import exceptions
+from inspector.intake import lookup
 from inspector.processing.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)

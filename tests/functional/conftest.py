@@ -14,15 +14,11 @@ from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 
 from inspector import states
-from inspector.api.app import create_app
-from inspector.conductor.rpcapi import ConductorClient
 from inspector.conductor.service import ConductorService
 from inspector.conf import opts
-from inspector.coordination import conductor_state, service_group
-from inspector.coordination.members import FixedConductor
 from inspector.db import engine, migration
-from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
+from inspector.server import wiring
 from tests.functional.fake_ironic import FakeIronic
 
 DATA_FILE = pathlib.Path(__file__).parent.parent / "data" / "ipa-inventory.json"
@@ -86,25 +82,10 @@ def _service(
     db = engine.Database(f"sqlite:///{path}")
     migration.upgrade(db)
     ironic = FakeIronic()
-    transport = messaging.get_rpc_transport(base_conf, url="fake://")
-    rt = Runtime(
-        conf=base_conf,
-        db=db,
-        baremetal=ironic,  # type: ignore[arg-type]
-        locks=SemaphoreLockProvider(),
-    )
-    store = conductor_state.DatabaseStore(db)
-    rt.rpc = ConductorClient(
-        base_conf, transport, FixedConductor(base_conf.host, store)
-    )
-    rt.conductors = service_group.for_standalone(db, base_conf)
-    conductor = ConductorService(rt, transport, FixedConductor(base_conf.host))
-    conductor.start()
-    app = create_app(rt)
-    yield Service(rt, conductor, ironic, app.test_client())
-    conductor.stop()
-    transport.cleanup()
-    db.dispose()
+    shape = wiring.standalone(base_conf, db=db, baremetal=ironic)
+    shape.start()
+    yield Service(shape.rt, shape.conductor, ironic, shape.app.test_client())
+    shape.stop()
 
 
 @pytest.fixture

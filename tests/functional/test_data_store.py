@@ -9,7 +9,8 @@ from typing import Any
 
 from oslo_config import cfg
 
-from inspector import reconcile, states
+from inspector import states
+from inspector.conductor import reconcile
 from inspector.db import introspections
 from tests.functional.conftest import Service
 from tests.functional.test_introspection_flow import random_bmc, random_mac

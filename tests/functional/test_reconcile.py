@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from inspector import exceptions, reconcile, states
+from inspector import exceptions, states
+from inspector.conductor import reconcile
 from tests.functional.conftest import Service
 from tests.functional.test_introspection_flow import random_bmc, random_mac
 

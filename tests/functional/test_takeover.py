@@ -101,7 +101,9 @@ def test_stale_worker_stops_before_touching_ironic(
         return 0.0
 
     monkeypatch.setattr(manager.pacer, "wait", paused)
-    queued = manager._with_node(uuid, record.version, states.STARTING, manager._start)
+    queued = manager.queue.submit(
+        uuid, record.version, states.STARTING, manager.steps[states.STARTING]
+    )
     assert queued is not None
     queued.result()
     assert ("set_boot_device", uuid) not in service.ironic.calls

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import requests
 
-from inspector.lab import machines
-from inspector.lab.enroll import IronicAPI, enroll_one
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer, default_cache_dir
-from inspector.lab.machines import Machine
-from inspector.lab.postgres_server import PostgresServer
+from lab import machines
+from lab.enroll import IronicAPI, enroll_one
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer, default_cache_dir
+from lab.machines import Machine
+from lab.postgres_server import PostgresServer
 
 _indexes = itertools.count(1)
 

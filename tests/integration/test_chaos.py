@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from inspector.lab import machines
-from inspector.lab.enroll import IronicAPI, enroll_one
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.machines import Machine
-from inspector.lab.postgres_server import PostgresServer
-from inspector.lab.ramdisk import post_continue
-from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from lab import machines
+from lab.enroll import IronicAPI, enroll_one
+from lab.ironic_server import IronicServer
+from lab.machines import Machine
+from lab.postgres_server import PostgresServer
+from lab.ramdisk import post_continue
+from lab.split_cluster import ConductorServer, SplitCluster
 from tests.integration.conftest import Client
 
 COUNT = 100

@@ -5,10 +5,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from inspector.lab import lldp
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.machines import unknown_machine
+from lab import lldp
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from lab.machines import unknown_machine
 from tests.integration.conftest import Client, Lab, start_inspector
 
 HOOKS = (

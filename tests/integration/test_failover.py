@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.postgres_server import PostgresServer
-from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from lab.ironic_server import IronicServer
+from lab.postgres_server import PostgresServer
+from lab.split_cluster import ConductorServer, SplitCluster
 from tests.integration.conftest import Client, Lab
 
 _spares = itertools.count(11)

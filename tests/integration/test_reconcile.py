@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector.lab.enroll import IronicAPI
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer, default_cache_dir
+from lab.enroll import IronicAPI
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer, default_cache_dir
 from tests.integration.conftest import Client, Lab, start_inspector
 
 BIN = Path(sys.executable).parent

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
 from tests.integration.conftest import Client, Lab, start_inspector
 
 GiB = 1024**3

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.postgres_server import PostgresServer
-from inspector.lab.split_cluster import SplitCluster
+from lab.ironic_server import IronicServer
+from lab.postgres_server import PostgresServer
+from lab.split_cluster import SplitCluster
 from tests.integration.conftest import Client, Lab
 
 MEMBERSHIP_TIMEOUT = 3

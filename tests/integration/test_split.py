@@ -15,10 +15,10 @@ import pytest
 from tooz import coordination
 
 from inspector.coordination.backend import GROUP_ID
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.postgres_server import PostgresServer
-from inspector.lab.split_cluster import ConductorServer, SplitCluster
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from lab.postgres_server import PostgresServer
+from lab.split_cluster import ConductorServer, SplitCluster
 from tests.integration.conftest import Client, Lab, start_inspector
 
 MEMBERSHIP_TIMEOUT = 3
@@ -281,7 +281,7 @@ def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> 
     """/healthcheck and /metrics through the API (its own server, then
     Apache with two daemon processes that share their recorded values), and
     a conductor's own metrics port."""
-    from inspector.lab import loopback
+    from lab import loopback
 
     port = loopback.free_port()
     extra = cluster.add_conductor(

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from inspector.lab.enroll import IronicAPI
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.postgres_server import PostgresServer
+from lab.enroll import IronicAPI
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from lab.postgres_server import PostgresServer
 from tests.integration.conftest import Client, Lab, start_inspector
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
@@ -113,7 +113,7 @@ def test_abort(client: Client, lab: Lab) -> None:
 
 
 def test_unknown_mac_is_404(client: Client, lab: Lab) -> None:
-    from inspector.lab.machines import unknown_machine
+    from lab.machines import unknown_machine
 
     resp = client.post("/v1/continue", json=unknown_machine(seed=3).payload())
     assert resp.status_code == 404

@@ -5,7 +5,7 @@ import pathlib
 import subprocess
 import sys
 
-from inspector.lab.postgres_server import PostgresServer
+from lab.postgres_server import PostgresServer
 
 BIN = pathlib.Path(sys.executable).parent
 

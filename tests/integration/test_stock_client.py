@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import ironic_inspector_client
 import pytest
 
-from inspector.lab.inspector_server import InspectorServer
-from inspector.lab.ironic_server import IronicServer
-from inspector.lab.ramdisk import post_continue
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from lab.ramdisk import post_continue
 from tests.integration.conftest import Lab, start_inspector
 
 

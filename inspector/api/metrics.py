@@ -1,0 +1,117 @@
+"""``GET /metrics``: what this process (or every process of its group)
+recorded (:mod:`inspector.metrics`), plus gauges of shared state
+(introspections by state, conductors alive) computed when scraped from the
+database and the coordination backend, so every API process answers the
+same for them."""
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import prometheus_client
+from prometheus_client import core, multiprocess
+
+from inspector import states
+from inspector.db import introspections
+from inspector.metrics import MULTIPROC_ENV, PREFIX
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+
+class SharedStateCollector:
+    """Gauges read at scrape time from the database and the conductor group."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._rt = rt
+
+    def collect(self) -> Iterator[core.Metric]:
+        by_state = core.GaugeMetricFamily(
+            f"{PREFIX}_introspections",
+            "Introspections by state (the latest of each node).",
+            labels=["state"],
+        )
+        counts = introspections.count_by_state(self._rt.db)
+        for state in states.ALL:
+            by_state.add_metric([state], counts.get(state, 0))
+        yield by_state
+        router = self._rt.rpc.router if self._rt.rpc is not None else None
+        if router is not None:
+            alive = core.GaugeMetricFamily(
+                f"{PREFIX}_conductors_alive",
+                "Conductors that are live members of the conductor group.",
+            )
+            alive.add_metric([], len(router.hosts()))
+            yield alive
+
+
+class _Registry:
+    """What one scrape exposes: recorded values plus the shared-state gauges."""
+
+    def __init__(self, sources: Iterable[Any]) -> None:
+        self._sources = list(sources)
+
+    def collect(self) -> Iterator[core.Metric]:
+        for source in self._sources:
+            yield from source.collect()
+
+
+def recorded() -> Any:
+    """The values this process (or every process of its group) recorded."""
+    if os.environ.get(MULTIPROC_ENV):
+        registry = prometheus_client.CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return registry
+    return prometheus_client.REGISTRY
+
+
+def exposition_app(
+    rt: Runtime,
+) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
+    """The WSGI application answering ``GET /metrics``."""
+    shared = SharedStateCollector(rt)
+
+    def app(
+        environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return _plain(
+                start_response,
+                "405 Method Not Allowed",
+                b"Only GET and HEAD are allowed on /metrics\n",
+                [("Allow", "GET, HEAD")],
+            )
+        try:
+            body = prometheus_client.generate_latest(_Registry([recorded(), shared]))
+        except Exception as exc:  # the database or the backend is away
+            LOG.warning("Metrics cannot be collected: %s", exc)
+            return _plain(
+                start_response,
+                "503 Service Unavailable",
+                f"Metrics cannot be collected: {exc}\n".encode(),
+                [("Retry-After", "5")],
+            )
+        if environ.get("REQUEST_METHOD") == "HEAD":
+            body = b""
+        return _plain(
+            start_response,
+            "200 OK",
+            body,
+            [],
+            content_type=prometheus_client.CONTENT_TYPE_LATEST,
+        )
+
+    return app
+
+
+def _plain(
+    start_response: Callable[..., Any],
+    status: str,
+    body: bytes,
+    extra: list[tuple[str, str]],
+    content_type: str = "text/plain; charset=utf-8",
+) -> list[bytes]:
+    headers = [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+    start_response(status, headers + extra)
+    return [body]

@@ -1,0 +1,28 @@
+"""The abort step: power the node off and end its introspection."""
+
+import logging
+
+from inspector import states
+from inspector.conductor import power
+from inspector.conductor.work import fence
+from inspector.db import introspections
+from inspector.db.introspections import Introspection
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+
+def run(rt: Runtime, record: Introspection) -> None:
+    """Power off (when the service manages the boot), then ``error`` with
+    the canceled message, as ironic-inspector does."""
+    if record.manage_boot:
+        fence(rt, record)
+        power.power_off(rt, record.uuid, "on abort")
+    introspections.transition(
+        rt.db,
+        record.uuid,
+        states.ABORT_END,
+        expected_version=record.version,
+        error=states.ABORTED_MESSAGE,
+    )
+    LOG.info("Introspection of node %s aborted", record.uuid)

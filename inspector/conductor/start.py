@@ -1,0 +1,42 @@
+"""The start step: boot the node into the inspection ramdisk."""
+
+import logging
+
+from inspector import exceptions, states
+from inspector.conductor.power import PowerOnPacer
+from inspector.conductor.work import fence
+from inspector.db import introspections
+from inspector.db.introspections import Introspection
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+
+def run(rt: Runtime, pacer: PowerOnPacer, record: Introspection) -> None:
+    """PXE as the next boot device and a reboot (when the service manages
+    the boot), paced cluster-wide; then wait for the ramdisk."""
+    uuid = record.uuid
+    if record.manage_boot:
+        slept = pacer.wait()
+        LOG.debug("Node %s got its power-on slot after %.2f s", uuid, slept)
+        fence(rt, record)
+        try:
+            rt.baremetal.set_boot_device(uuid, "pxe", persistent=False)
+        except exceptions.InspectorError as exc:
+            raise exceptions.InspectorError(
+                f"Failed to set boot device to PXE: {exc}"
+            ) from exc
+        fence(rt, record)
+        try:
+            rt.baremetal.set_power_state(uuid, "rebooting")
+        except exceptions.InspectorError as exc:
+            raise exceptions.InspectorError(
+                f"Failed to power on the node: {exc}"
+            ) from exc
+        LOG.info("Node %s is booting into the introspection ramdisk", uuid)
+    else:
+        LOG.info(
+            "Node %s: boot is managed by the operator; waiting for the ramdisk",
+            uuid,
+        )
+    introspections.transition(rt.db, uuid, states.WAIT, expected_version=record.version)

@@ -1,0 +1,42 @@
+"""Ending introspections that run longer than ``[DEFAULT]timeout``."""
+
+import datetime
+import logging
+
+from inspector import exceptions, states
+from inspector.conductor import power
+from inspector.db import introspections
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+
+def end_timed_out(rt: Runtime) -> int:
+    """End every introspection started more than ``timeout`` seconds ago
+    whose node is not locked by work in progress; returns how many."""
+    timeout = rt.conf.timeout
+    if not timeout:
+        return 0
+    cutoff = introspections.utcnow() - datetime.timedelta(seconds=timeout)
+    ended = 0
+    for record in introspections.timed_out(rt.db, cutoff):
+        lock = rt.locks.get_lock(record.uuid)
+        if not lock.acquire(blocking=False):
+            continue
+        try:
+            introspections.transition(
+                rt.db,
+                record.uuid,
+                states.TIMEOUT,
+                expected_version=record.version,
+                error=states.TIMEOUT_MESSAGE,
+            )
+        except exceptions.StaleState:
+            continue
+        finally:
+            lock.release()
+        ended += 1
+        LOG.error("Introspection of node %s timed out after %s s", record.uuid, timeout)
+        if record.manage_boot:
+            power.power_off(rt, record.uuid, "after timeout")
+    return ended

@@ -1,0 +1,185 @@
+"""The conductor's work queue: a step is claimed on delivery, then run in a
+worker thread under the node's lock; what goes wrong ends the introspection
+with a message naming the cause."""
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from inspector import exceptions, metrics, states
+from inspector.conductor import outcome
+from inspector.db import introspections
+from inspector.db.introspections import Introspection
+from inspector.locking.base import NodeLock
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+LOCK_TIMEOUT = 60.0
+"""Seconds a step waits for a node lock held by other work on the node."""
+
+Step = Callable[[Introspection], None]
+"""The work of one state (start, process, abort) for the record it gets."""
+
+
+def fence(rt: Runtime, record: Introspection) -> None:
+    """Before acting on Ironic: is this work still ours? A conductor that
+    was paused (or cut off) while another took the step over stops here
+    instead of writing to Ironic on stale authority."""
+    introspections.check_current(rt.db, record.uuid, record.version)
+
+
+def fail(rt: Runtime, uuid: str, version: int, message: str) -> None:
+    """End the introspection in ``error`` with ``message`` (if still current)."""
+    try:
+        failed = introspections.transition(
+            rt.db, uuid, states.FAIL, expected_version=version, error=message
+        )
+    except (
+        exceptions.StaleState,
+        exceptions.NotFound,
+        exceptions.InvalidTransition,
+    ) as exc:
+        LOG.warning(
+            "Could not record the failure of node %s (%s): %s", uuid, message, exc
+        )
+        return
+    outcome.file_failure(rt, failed)
+
+
+class WorkQueue:
+    """Runs steps in a pool of ``max_concurrency`` workers, one step per
+    node at a time in this process."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._workers = concurrent.futures.ThreadPoolExecutor(
+            max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
+        )
+        self._active: set[str] = set()
+        """Nodes whose step is queued or running in this process."""
+        self._guard = threading.Lock()
+
+    def active(self) -> set[str]:
+        with self._guard:
+            return set(self._active)
+
+    def submit(
+        self, uuid: str, version: int, expected_state: str, step: Step
+    ) -> "concurrent.futures.Future[None] | None":
+        """Claim the step at once, then run ``step`` in the work pool.
+
+        Claiming on delivery means a step queued behind busy workers (many
+        nodes waiting for their power-on slots) is owned by a live conductor
+        and never mistaken for a lost one. Returns the queued work, or None
+        when the step was dropped (duplicate or stale delivery).
+        """
+        try:
+            record = introspections.get(self.rt.db, uuid)
+        except exceptions.NotFound:
+            LOG.warning(
+                "Introspection of node %s vanished, dropping %s", uuid, expected_state
+            )
+            return None
+        if record.version != version or record.state != expected_state:
+            LOG.info(
+                "Dropping %s work for node %s: it is %s (version %s), "
+                "work was for version %s",
+                expected_state,
+                uuid,
+                record.state,
+                record.version,
+                version,
+            )
+            return None
+        with self._guard:
+            if uuid in self._active:
+                LOG.info("Node %s is already being worked on here", uuid)
+                return None
+            self._active.add(uuid)
+        try:
+            host, run_id = self.rt.conf.host, self.rt.run_id
+            if record.owner != host or record.owner_run != run_id:
+                # fences off any earlier owner from here on
+                record = introspections.claim(
+                    self.rt.db, uuid, record.version, host, run_id
+                )
+            return self._workers.submit(self._run_locked, record, expected_state, step)
+        except exceptions.StaleState:
+            LOG.info("Node %s changed before %s could start", uuid, expected_state)
+        except Exception:
+            LOG.exception("Could not take the %s step of node %s", expected_state, uuid)
+        self._done(uuid)
+        return None
+
+    def stop(self) -> None:
+        """Wait for queued and running steps to finish."""
+        self._workers.shutdown(wait=True)
+
+    def _done(self, uuid: str) -> None:
+        with self._guard:
+            self._active.discard(uuid)
+
+    def _lock(self, uuid: str) -> NodeLock | None:
+        """The node's lock, waiting up to LOCK_TIMEOUT; None if not had.
+
+        A coordination backend that is briefly away (etcd restarting) is
+        waited for within the same time instead of abandoning the step.
+        """
+        lock = self.rt.locks.get_lock(uuid)
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                return lock if lock.acquire(timeout=left) else None
+            except exceptions.ServiceUnavailable as exc:
+                LOG.warning("Waiting for the lock of node %s: %s", uuid, exc)
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+    def _run_locked(
+        self, record: Introspection, expected_state: str, step: Step
+    ) -> None:
+        uuid = record.uuid
+        waited = time.monotonic()
+        try:
+            lock = self._lock(uuid)
+        except Exception:
+            LOG.exception("Could not lock node %s for %s", uuid, expected_state)
+            self._done(uuid)  # the sweep finds the step again and resumes it
+            return
+        metrics.LOCK_WAIT_SECONDS.observe(time.monotonic() - waited)
+        if lock is None:
+            self._done(uuid)
+            fail(
+                self.rt,
+                uuid,
+                record.version,
+                f"Could not lock node {uuid} within "
+                f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
+            )
+            return
+        LOG.debug("Node %s locked for %s", uuid, expected_state)
+        try:
+            step(record)
+        except exceptions.StaleState:
+            LOG.warning(
+                "Node %s changed while %s; dropping this work", uuid, expected_state
+            )
+        except exceptions.InspectorError as exc:
+            LOG.error("Introspection of node %s failed: %s", uuid, exc)
+            fail(self.rt, uuid, record.version, str(exc))
+        except Exception as exc:
+            LOG.exception("Unexpected error in %s of node %s", expected_state, uuid)
+            fail(
+                self.rt,
+                uuid,
+                record.version,
+                f"Unexpected {type(exc).__name__} while {expected_state}: {exc}",
+            )
+        finally:
+            lock.release()
+            self._done(uuid)

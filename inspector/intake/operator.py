@@ -1,0 +1,162 @@
+"""An operator's requests: start, status, abort and reapply of an
+introspection, checked and recorded before the work is handed to a conductor.
+
+Everything a client needs an answer to (does the node exist, may it be
+introspected, is the transition allowed, is it locked) is decided here, so
+the same error reaches the client whichever shape the service runs in.
+"""
+
+import logging
+import re
+from typing import Any
+
+from inspector import exceptions, states
+from inspector.conductor.rpcapi import ConductorClient
+from inspector.db import data_store, introspections
+from inspector.db.introspections import Introspection
+from inspector.intake import handover, lookup
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+UUID_RE = re.compile(
+    r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I
+)
+NAME_RE = re.compile(r"^[A-Za-z0-9._~-]{1,255}$")
+
+ALLOWED_PROVISION_STATES = frozenset(
+    {"enroll", "manageable", "inspecting", "inspect wait", "inspect failed"}
+)
+ACTIVE_PROVISION_STATES = frozenset({"active", "rescue"})
+
+LOCK_GRACE = 2.0
+"""Seconds an abort or a reapply waits for the node's lock: work that is
+just finishing (its state already says so) lets go within this; work that
+is really running does not, and the request gets 409."""
+
+
+def validate_node_id(node_id: str, *, names: bool = True) -> None:
+    if UUID_RE.match(node_id):
+        return
+    if names and NAME_RE.match(node_id):
+        return
+    what = "a UUID or a node name" if names else "a UUID"
+    raise exceptions.InvalidInput(
+        f"Invalid node identifier {node_id[:64]!r}: expected {what}"
+    )
+
+
+def resolve(rt: Runtime, node_id: str, *, names: bool = True) -> str:
+    """The node UUID for ``node_id``; names are resolved through Ironic."""
+    validate_node_id(node_id, names=names)
+    if UUID_RE.match(node_id):
+        return node_id.lower()
+    node = rt.baremetal.get_node(node_id)
+    return str(node["uuid"])
+
+
+def status(rt: Runtime, node_id: str, *, names: bool = True) -> Introspection:
+    return introspections.get(rt.db, resolve(rt, node_id, names=names))
+
+
+def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -> str:
+    """Validate and record a new introspection, then cast it to a conductor."""
+    validate_node_id(node_id, names=names)
+    if manage_boot and not rt.conf.can_manage_boot:
+        raise exceptions.InvalidInput(
+            "Managed boot is requested, but this installation cannot manage "
+            "boot ([DEFAULT]can_manage_boot = False); pass manage_boot=false"
+        )
+    node = rt.baremetal.get_node(node_id)
+    uuid = str(node["uuid"])
+    _check_node(rt, node)
+    attributes = lookup.from_node(rt.conf, node, rt.baremetal.list_ports(uuid))
+    if not any(attributes.values()):
+        raise exceptions.InvalidInput(
+            f"Node {uuid} has neither ports nor a BMC address in driver_info "
+            f"(fields: {', '.join(rt.conf.ipmi_address_fields)}), so the "
+            "ramdisk could not be matched to it; create its ports or set a "
+            "BMC address first"
+        )
+    lock = rt.locks.get_lock(uuid)
+    if not lock.acquire(blocking=False):
+        raise exceptions.NodeLocked(node=uuid)
+    try:
+        record = introspections.start(
+            rt.db, uuid, manage_boot, attributes, claim_within=handover.claim_within(rt)
+        )
+    finally:
+        lock.release()
+    LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
+    handover.hand_over(rt, record, ConductorClient.start_introspection)
+    return uuid
+
+
+def _check_node(rt: Runtime, node: dict[str, Any]) -> None:
+    uuid = node["uuid"]
+    prov = node.get("provision_state")
+    allowed = set(ALLOWED_PROVISION_STATES)
+    if rt.conf.processing.permit_active_introspection:
+        allowed |= ACTIVE_PROVISION_STATES
+    if prov not in allowed:
+        raise exceptions.InvalidInput(
+            f"Node {uuid} can not be introspected in provision state {prov!r}; "
+            f"allowed states: {', '.join(sorted(allowed))}"
+        )
+    if node.get("maintenance"):
+        raise exceptions.InvalidInput(
+            f"Node {uuid} is in maintenance mode; take it out of maintenance "
+            "before introspection"
+        )
+
+
+def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
+    uuid = resolve(rt, node_id, names=names)
+    lock = rt.locks.get_lock(uuid)
+    if not lock.acquire(timeout=LOCK_GRACE):
+        raise exceptions.NodeLocked(node=uuid)
+    try:
+        record = introspections.get(rt.db, uuid)
+        if record.state == states.ERROR:
+            # abort is allowed and changes nothing: the node already failed
+            return
+        record = introspections.transition(
+            rt.db,
+            uuid,
+            states.ABORT,
+            claim_within=handover.claim_within(rt),
+            expected_version=record.version,
+        )
+    finally:
+        lock.release()
+    LOG.info("Abort of introspection of node %s requested", uuid)
+    handover.hand_over(rt, record, ConductorClient.abort)
+
+
+def reapply(
+    rt: Runtime, node_id: str, data: dict[str, Any] | None, *, names: bool = True
+) -> None:
+    uuid = resolve(rt, node_id, names=names)
+    store = data_store.for_conf(rt.conf, rt.db)
+    if data is None:
+        store.check_reapply()
+    lock = rt.locks.get_lock(uuid)
+    if not lock.acquire(timeout=LOCK_GRACE):
+        raise exceptions.NodeLocked(node=uuid)
+    try:
+        record = introspections.get(rt.db, uuid)
+        if data is None:
+            # the raw data goes back in the database for the conductor to read
+            data = store.for_reapply(uuid)
+        record = introspections.transition(
+            rt.db,
+            uuid,
+            states.REAPPLY,
+            claim_within=handover.claim_within(rt),
+            expected_version=record.version,
+            raw_data=data,
+        )
+    finally:
+        lock.release()
+    LOG.info("Reapplying stored data of node %s", uuid)
+    handover.hand_over(rt, record, ConductorClient.reapply)

@@ -1,0 +1,223 @@
+"""The composition root: what each shape of the service is built of.
+
+One function per shape builds its :class:`~inspector.runtime.Runtime` and
+services: :func:`standalone` (``ironic-inspector``), :func:`conductor`
+(``ironic-inspector-conductor``) and :func:`api` (the WSGI application and
+``ironic-inspector-api-wsgi``). The functional tests build the standalone
+shape through the same function. Conductor-side modules are imported only
+by the shapes that run a conductor, so an API process never loads the
+workflows or the processing hooks.
+"""
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+import flask
+import oslo_messaging as messaging
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.api.app import create_app
+from inspector.baremetal.client import BaremetalClient
+from inspector.conductor.rpcapi import ConductorClient
+from inspector.conf import opts, shape
+from inspector.coordination import conductor_state, service_group
+from inspector.coordination.members import FixedConductor, GroupMembers
+from inspector.db import engine, migration
+from inspector.locking import factory
+from inspector.runtime import Runtime
+
+if TYPE_CHECKING:
+    from inspector.conductor.service import ConductorService
+    from inspector.coordination.group import Membership
+
+LOG = logging.getLogger(__name__)
+
+
+class Standalone:
+    """The API and a conductor in one process, over ``fake://``."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        transport: messaging.Transport,
+        conductor: "ConductorService",
+    ) -> None:
+        self.rt = rt
+        self.transport = transport
+        self.conductor = conductor
+        self.app: flask.Flask = create_app(rt)
+
+    def start(self) -> None:
+        self.conductor.start()
+
+    def stop(self) -> None:
+        self.conductor.stop()
+        self.transport.cleanup()
+        self.rt.db.dispose()
+
+
+def standalone(
+    conf: cfg.ConfigOpts,
+    *,
+    db: engine.Database | None = None,
+    baremetal: Any = None,
+) -> Standalone:
+    """Build the standalone shape (not started). ``db`` and ``baremetal``
+    replace the configured database and Ironic client (tests)."""
+    from inspector.conductor.service import ConductorService
+
+    opts.validate(conf)
+    if db is None:
+        db = engine.from_conf(conf)
+        migration.ensure_schema(db)
+    transport = messaging.get_rpc_transport(conf, url="fake://")
+    rt = Runtime(
+        conf=conf,
+        db=db,
+        baremetal=baremetal if baremetal is not None else BaremetalClient(conf),
+        locks=factory.from_conf(conf),
+    )
+    store = conductor_state.DatabaseStore(db)
+    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host, store))
+    rt.conductors = service_group.for_standalone(db, conf)
+    conductor = ConductorService(rt, transport, FixedConductor(conf.host))
+    return Standalone(rt, transport, conductor)
+
+
+class Conductor:
+    """One conductor of the split shape: RPC server, periodic duties and
+    its membership of the conductor group."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        transport: messaging.Transport,
+        coordinator: Any,
+        service: "ConductorService",
+        membership: "Membership",
+    ) -> None:
+        self.rt = rt
+        self.transport = transport
+        self.coordinator = coordinator
+        self.service = service
+        self.membership = membership
+
+    def start(self) -> None:
+        self.service.start()
+        try:
+            # join only once the RPC server listens: members get casts at once
+            self.membership.start()
+        except Exception:
+            self.service.stop()
+            raise
+
+    def stop(self) -> None:
+        # leave first so the API stops routing here, then finish work in progress
+        self.membership.stop()
+        self.service.stop()
+        self.coordinator.stop()
+        self.transport.cleanup()
+        self.rt.db.dispose()
+
+
+def conductor(conf: cfg.ConfigOpts) -> Conductor:
+    """Build one conductor of the split shape (not started)."""
+    from inspector import version
+    from inspector.conductor.rpcapi import RPC_API_VERSION
+    from inspector.conductor.service import ConductorService
+    from inspector.coordination.backend import start_coordinator
+    from inspector.coordination.group import Membership
+
+    opts.validate(conf)
+    shape.check_split(conf)
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    coordinator = start_coordinator(conf, conf.host)
+    transport = messaging.get_rpc_transport(conf)
+    rt = Runtime(
+        conf=conf,
+        db=db,
+        baremetal=BaremetalClient(conf),
+        locks=factory.from_conf(conf, coordinator),
+    )
+    store = conductor_state.for_coordinator(coordinator)
+    service = ConductorService(
+        rt,
+        transport,
+        GroupMembers(coordinator, ttl=0),  # the sweep reads it fresh
+        enabled=lambda: (store.get(conf.host) or {}).get("enabled", True),
+    )
+    membership = Membership(
+        coordinator,
+        conf.host,
+        {
+            "host": conf.host,
+            "rpc_version": RPC_API_VERSION,
+            "version": version.string(),
+        },
+    )
+    return Conductor(rt, transport, coordinator, service, membership)
+
+
+class Api:
+    """The split-mode API: the Flask app and the connections behind it.
+
+    The API does not join the conductor group: it reads the live members
+    (cached), takes node locks in the coordination backend, and casts work
+    to a conductor over the message bus.
+    """
+
+    def __init__(
+        self, rt: Runtime, transport: messaging.Transport, coordinator: Any
+    ) -> None:
+        self.runtime = rt
+        self.transport = transport
+        self.coordinator = coordinator
+        self.app: flask.Flask = create_app(rt)
+
+    def stop(self) -> None:
+        try:
+            self.coordinator.stop()
+        except Exception as exc:  # stopping must go on whatever the backend says
+            LOG.warning("Stopping the coordinator failed: %s", exc)
+        self.transport.cleanup()
+        self.runtime.db.dispose()
+
+
+def api(conf: cfg.ConfigOpts) -> Api:
+    """Build the split-mode API service (ready to serve)."""
+    from inspector.coordination.backend import start_coordinator
+
+    if conf.standalone:
+        raise exceptions.ConfigError(
+            "[DEFAULT]standalone is True: run ironic-inspector (API and "
+            "conductor in one process) instead, or set standalone = False"
+        )
+    opts.validate(conf)
+    shape.check_split(conf)
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    # a private member id: API processes never join the group
+    coordinator = start_coordinator(conf, f"{conf.host}.api.{os.getpid()}")
+    try:
+        transport = messaging.get_rpc_transport(conf)
+    except Exception:
+        coordinator.stop()
+        raise
+    store = conductor_state.for_coordinator(coordinator)
+    members = GroupMembers(
+        coordinator, conf.coordination.member_cache_seconds, store, stale_ok=True
+    )
+    rt = Runtime(
+        conf=conf,
+        db=db,
+        baremetal=BaremetalClient(conf),
+        locks=factory.from_conf(conf, coordinator),
+    )
+    rt.rpc = ConductorClient(conf, transport, members)
+    rt.conductors = service_group.for_split(coordinator, db)
+    service = Api(rt, transport, coordinator)
+    LOG.info("API service of %s ready (split mode)", conf.host)
+    return service

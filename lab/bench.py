@@ -1,0 +1,317 @@
+"""The benchmark: N machines at once through one shape, with numbers.
+
+Prints a table and writes JSON. Targets are stated in the issues; this only
+measures (no pass/fail), so it never flakes: compare the numbers.
+"""
+
+import contextlib
+import dataclasses
+import json
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from typing import Any
+
+from lab import ironic_calls, machines, procstat
+from lab.demo import DemoOptions, start_all, start_inspector, states
+from lab.enroll import IronicAPI, enroll
+from lab.ironic_server import IronicServer, default_cache_dir
+from lab.ramdisk import RamdiskPlayer
+
+WRK_SECONDS = 5
+
+
+@dataclasses.dataclass
+class BenchOptions:
+    machines: int = 50
+    split: int | None = None
+    seed: int = 0
+    output: pathlib.Path | None = None
+    timeout: float = 300.0
+    poll_interval: float = 0.5
+    split_api: str = "apache"
+    profile_ironic: bool = True
+    """Replay the inspector's kinds of Ironic calls afterwards to price them."""
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def _ms(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s)", text)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def status_get_load(url: str) -> dict[str, Any]:
+    """wrk against one status GET at 1, 10 and 50 connections."""
+    wrk = shutil.which("wrk")
+    if not wrk:
+        return {"skipped": "wrk is not installed (Debian package wrk)"}
+    results: dict[str, Any] = {}
+    for connections in (1, 10, 50):
+        out = subprocess.run(
+            [wrk, "-t1", f"-c{connections}", f"-d{WRK_SECONDS}s", "--latency", url],
+            capture_output=True,
+            text=True,
+            timeout=WRK_SECONDS + 30,
+        ).stdout
+        rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
+        p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
+        errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        results[str(connections)] = {
+            "requests_per_s": float(rps.group(1)) if rps else None,
+            "p50_ms": _ms(p50.group(1)) if p50 else None,
+            "p99_ms": _ms(p99.group(1)) if p99 else None,
+            "non_2xx": int(errors.group(1)) if errors else 0,
+        }
+    return results
+
+
+def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
+    """etcd lock acquire+release and member listing, as the services do them."""
+    from tooz import coordination
+
+    from inspector.coordination.backend import GROUP_ID
+    from inspector.coordination.members import GroupMembers
+
+    coordinator = coordination.get_coordinator(backend_url, b"bench")
+    coordinator.start()
+    try:
+        lock_ms = []
+        for index in range(rounds):
+            lock = coordinator.get_lock(f"ironic_inspector.bench-{index}".encode())
+            started = time.perf_counter()
+            lock.acquire(blocking=False)
+            lock.release()
+            lock_ms.append((time.perf_counter() - started) * 1000)
+        members = GroupMembers(coordinator, ttl=2.0)
+        uncached, cached = [], []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            coordinator.get_members(GROUP_ID).get()
+            uncached.append((time.perf_counter() - started) * 1000)
+        members.pick()
+        for _ in range(rounds):
+            started = time.perf_counter()
+            members.pick()
+            cached.append((time.perf_counter() - started) * 1000)
+        handoff = lock_handoff_ms(backend_url)
+    finally:
+        coordinator.stop()
+    return {
+        "lock_handoff_ms": {
+            "p50": statistics.median(handoff),
+            "max": max(handoff),
+        },
+        "lock_acquire_release_ms": {
+            "p50": statistics.median(lock_ms),
+            "p99": _percentile(lock_ms, 99),
+        },
+        "get_members_ms": {
+            "p50": statistics.median(uncached),
+            "p99": _percentile(uncached, 99),
+        },
+        "pick_conductor_cached_ms": {
+            "p50": statistics.median(cached),
+            "p99": _percentile(cached, 99),
+        },
+    }
+
+
+def api_import_seconds(rounds: int = 3) -> float:
+    """Median seconds a fresh interpreter takes to import the API's modules."""
+    import sys
+
+    code = (
+        "import time; t = time.perf_counter()\n"
+        "from inspector.cmd import process; process.select_threading_backend()\n"
+        "import inspector.server.wiring, inspector.api.app\n"
+        "print(time.perf_counter() - t)"
+    )
+    times = []
+    for _ in range(rounds):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        times.append(float(out.strip()))
+    return round(statistics.median(times), 3)
+
+
+def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
+    """Time from one process releasing a node lock to another, blocked on
+    it, holding it (two coordinators, as two conductors would be), through
+    the services' own lock class."""
+    import threading
+
+    from tooz import coordination
+
+    from inspector.locking.tooz_locks import ToozLockProvider
+
+    holder = coordination.get_coordinator(backend_url, b"bench-holder")
+    waiter = coordination.get_coordinator(backend_url, b"bench-waiter")
+    holder.start()
+    waiter.start()
+    results = []
+    try:
+        for index in range(rounds):
+            name = f"handoff-{index}"
+            held = ToozLockProvider(holder).get_lock(name)
+            held.acquire()
+            got = threading.Event()
+            acquired_at = [0.0]
+
+            def wait_for_it(
+                lock_name: str, stamp: list[float], done: threading.Event
+            ) -> None:
+                lock = ToozLockProvider(waiter).get_lock(lock_name)
+                lock.acquire(blocking=True)
+                stamp[0] = time.perf_counter()
+                done.set()
+                lock.release()
+
+            thread = threading.Thread(target=wait_for_it, args=(name, acquired_at, got))
+            thread.start()
+            time.sleep(0.3)  # the waiter is blocked by now
+            released_at = time.perf_counter()
+            held.release()
+            got.wait(30)
+            thread.join(30)
+            results.append((acquired_at[0] - released_at) * 1000)
+    finally:
+        holder.stop()
+        waiter.stop()
+    return results
+
+
+def run(options: BenchOptions) -> dict[str, Any]:
+    work = pathlib.Path(tempfile.mkdtemp(prefix="inspector-bench-"))
+    shape = "standalone" if options.split is None else f"split-{options.split}"
+    if options.split is not None and options.split_api != "apache":
+        shape += f"-{options.split_api}"
+    result: dict[str, Any] = {"shape": shape, "machines": options.machines}
+    with contextlib.ExitStack() as stack:
+        ironic = IronicServer(default_cache_dir(), work / "ironic")
+        ironic.start()
+        stack.callback(ironic.stop)
+        demo_options = DemoOptions(
+            machines=options.machines, split=options.split, split_api=options.split_api
+        )
+        running = start_inspector(demo_options, work, ironic.url, stack)
+        url = running.url
+        api = IronicAPI(ironic.url)
+        lab = machines.make_lab(options.machines, options.seed)
+        uuids = enroll(api, lab)
+        # the player stands in for the ramdisks by watching Ironic; a slower
+        # watch keeps that observer's load off Ironic, the bottleneck
+        player = RamdiskPlayer(
+            api, url, lab, seed=options.seed, poll_interval=options.poll_interval
+        )
+        player.start()
+        stack.callback(player.stop)
+        assert ironic.pid is not None
+        watched = {"Ironic": ironic.pid, **running.cpu_pids}
+        cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
+        host_before = procstat.host_cpu_ticks()
+        access = ironic_calls.AccessLog(ironic.log_file)
+        started = time.monotonic()
+        start_all(url, list(uuids.values()), workers=options.machines)
+        deadline = started + options.timeout
+        final: dict[str, dict[str, Any]] = {}
+        while time.monotonic() < deadline:
+            final = states(url)
+            if len(final) == len(lab) and all(s["finished"] for s in final.values()):
+                break
+            time.sleep(0.05)
+        elapsed = time.monotonic() - started
+        host_after = procstat.host_cpu_ticks()
+        busy = host_after[0] - host_before[0]
+        total = max(1, host_after[1] - host_before[1])
+        result["host_cpu_busy_pct"] = round(100 * busy / total, 1)
+        finished = sum(1 for s in final.values() if s["state"] == "finished")
+        latencies = [x * 1000 for x in player.latencies()]
+        result.update(
+            all_finished_s=round(elapsed, 2),
+            finished=finished,
+            errors=sum(1 for s in final.values() if s["state"] == "error"),
+            machines_per_s=round(finished / elapsed, 2),
+            continue_ms={
+                "p50": round(statistics.median(latencies), 1) if latencies else None,
+                "p99": round(_percentile(latencies, 99), 1) if latencies else None,
+            },
+            cpu_seconds={
+                name: round(procstat.cpu_seconds(pid) - cpu_before[name], 1)
+                for name, pid in watched.items()
+            },
+        )
+        player.stop()
+        calls = access.calls()
+        result["ironic_calls_per_machine"] = round(
+            sum(calls.values()) / max(1, finished), 1
+        )
+        result["ironic_calls"] = dict(calls.most_common())
+        some = next(iter(uuids.values()))
+        result["status_get"] = status_get_load(f"{url}/v1/introspection/{some}")
+        result["peak_rss_mib"] = {
+            name: round(procstat.peak_rss_mb(pid))
+            for name, pid in running.rss_pids.items()
+        }
+        if options.profile_ironic:
+            result["ironic_cpu_ms_per_call"] = ironic_calls.cpu_per_call(
+                ironic.url, ironic.pid, list(uuids.values())
+            )
+        result["api_import_s"] = api_import_seconds()
+        if running.cluster is not None:
+            result["coordination"] = coordination_costs(running.cluster.backend_url)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def report(results: list[dict[str, Any]]) -> str:
+    lines = [
+        f"{'shape':<12} {'machines':>8} {'all done s':>10} {'mach/s':>7} "
+        f"{'continue p50/p99 ms':>20} {'GET r/s @1/10/50':>22} {'GET p99 ms @10':>14}"
+    ]
+    for r in results:
+        get = r.get("status_get", {})
+        rps = "/".join(
+            f"{get[c]['requests_per_s']:.0f}" if c in get else "-"
+            for c in ("1", "10", "50")
+        )
+        p99 = f"{get['10']['p99_ms']:.1f}" if "10" in get else "-"
+        cont = r["continue_ms"]
+        lines.append(
+            f"{r['shape']:<12} {r['machines']:>8} {r['all_finished_s']:>10} "
+            f"{r['machines_per_s']:>7} {str(cont['p50']) + '/' + str(cont['p99']):>20} "
+            f"{rps:>22} {p99:>14}"
+        )
+    for r in results:
+        lines.append(
+            f"{r['shape']}: CPU s {r['cpu_seconds']}; host CPU busy "
+            f"{r['host_cpu_busy_pct']}%; peak RSS MiB {r['peak_rss_mib']}; "
+            f"API import {r['api_import_s']} s"
+        )
+        lines.append(
+            f"{r['shape']}: {r['ironic_calls_per_machine']} Ironic calls per "
+            f"machine: {json.dumps(r['ironic_calls'])}"
+        )
+        if "ironic_cpu_ms_per_call" in r:
+            lines.append(
+                f"{r['shape']}: Ironic CPU ms per call (idle, one at a time): "
+                f"{json.dumps(r['ironic_cpu_ms_per_call'])}"
+            )
+        if "coordination" in r:
+            lines.append(f"{r['shape']}: coordination {json.dumps(r['coordination'])}")
+    return "\n".join(lines)

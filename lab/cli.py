@@ -1,0 +1,162 @@
+"""python -m lab: the virtual lab's command line."""
+
+import argparse
+import logging
+import pathlib
+import signal
+import sys
+import time
+
+from lab import demo
+from lab.ironic_server import IronicServer, default_cache_dir
+
+
+def _split_api_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--split-api",
+        choices=("apache", "local"),
+        default="apache",
+        help="split mode: serve the API under Apache with mod_wsgi (default) "
+        "or on ironic-inspector-api-wsgi's own server",
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("demo", help="introspect N virtual machines end to end")
+    run.add_argument("--machines", type=int, default=20, help="default 20")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="keep the servers up and print how to use them",
+    )
+    run.add_argument(
+        "--work-dir",
+        type=pathlib.Path,
+        help="keep logs and databases here (default: a temp dir, "
+        "removed after a successful run)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds to wait for all machines (default 120 + 2/machine)",
+    )
+    run.add_argument(
+        "--split",
+        type=int,
+        metavar="N",
+        help="split mode: the API and N conductor processes over etcd, "
+        "RabbitMQ and PostgreSQL (Debian packages, installed by make demo)",
+    )
+    _split_api_option(run)
+    bench = sub.add_parser(
+        "bench", help="measure N machines at once in one or more shapes"
+    )
+    bench.add_argument("--machines", type=int, default=50, help="default 50")
+    bench.add_argument(
+        "--shapes",
+        default="standalone,split-2",
+        help="comma separated: standalone, split-N (default standalone,split-2)",
+    )
+    bench.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
+    )
+    _split_api_option(bench)
+    bench.add_argument(
+        "--no-ironic-profile",
+        action="store_true",
+        help="skip pricing each kind of Ironic call afterwards (about 20 s)",
+    )
+    ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
+    ironic.add_argument("--port", type=int)
+    ironic.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path(".lab"))
+    return parser
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import json
+
+    from lab import bench
+
+    runs = []
+    for shape in args.shapes.split(","):
+        shape = shape.strip()
+        common = {
+            "machines": args.machines,
+            "split_api": args.split_api,
+            "profile_ironic": not args.no_ironic_profile,
+        }
+        if shape == "standalone":
+            runs.append(bench.BenchOptions(**common))
+        elif shape.startswith("split-") and shape[6:].isdigit() and int(shape[6:]) > 0:
+            runs.append(bench.BenchOptions(split=int(shape[6:]), **common))
+        else:
+            print(f"lab: unknown shape {shape!r}", file=sys.stderr)
+            return 2
+    results = []
+    for options in runs:
+        print(f"Benchmarking {args.machines} machines ...", flush=True)
+        results.append(bench.run(options))
+        print(bench.report(results[-1:]), flush=True)
+    print()
+    print(bench.report(results))
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nJSON: {args.output}")
+    failed = [r for r in results if r["finished"] < r["machines"]]
+    return 1 if failed else 0
+
+
+def _terminated(signo: int, _frame: object) -> None:
+    raise SystemExit(128 + signo)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from inspector.cmd import process
+
+    process.select_threading_backend()  # tooz must not pull eventlet in
+    # a plain kill unwinds like Ctrl-C: every server the lab started stops
+    signal.signal(signal.SIGTERM, _terminated)
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "demo":
+        if args.split is not None and args.split < 1:
+            print(
+                "lab: --split needs at least 1 conductor",
+                file=sys.stderr,
+            )
+            return 2
+        if args.machines < 1:
+            print(
+                "lab: --machines must be at least 1", file=sys.stderr
+            )
+            return 2
+        try:
+            return demo.run(
+                demo.DemoOptions(
+                    machines=args.machines,
+                    seed=args.seed,
+                    keep_running=args.keep_running,
+                    work_dir=args.work_dir,
+                    timeout=args.timeout,
+                    split=args.split,
+                    split_api=args.split_api,
+                )
+            )
+        except KeyboardInterrupt:
+            print("Interrupted; servers stopped.", file=sys.stderr)
+            return 130
+        except RuntimeError as exc:
+            print(f"lab: {exc}", file=sys.stderr)
+            return 1
+    with IronicServer(default_cache_dir(), args.work_dir, port=args.port) as server:
+        print(f"Ironic at {server.url} (noauth, fake-hardware); Ctrl-C stops it")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0

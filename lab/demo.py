@@ -1,0 +1,365 @@
+"""The demo: a real Ironic, the standalone inspector, N machines introspected."""
+
+import concurrent.futures
+import contextlib
+import dataclasses
+import json
+import pathlib
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import requests
+
+from lab import lldp, machines, procstat
+from lab.apache_server import ApacheApiServer
+from lab.enroll import IronicAPI, enroll
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer, default_cache_dir
+from lab.machines import GiB, Machine
+from lab.progress import Progress
+from lab.ramdisk import RamdiskPlayer
+from lab.split_cluster import SplitCluster
+
+
+@dataclasses.dataclass
+class DemoOptions:
+    machines: int = 20
+    seed: int = 0
+    keep_running: bool = False
+    work_dir: pathlib.Path | None = None
+    timeout: float | None = None
+    split: int | None = None
+    """Conductors of the split shape; None runs the standalone process."""
+    split_api: str = "apache"
+    """Where the split API runs: under Apache (mod_wsgi) or "local"."""
+
+
+@dataclasses.dataclass
+class Running:
+    """The inspector processes of one shape, as the demo and bench see them."""
+
+    url: str
+    cpu_pids: dict[str, int]
+    """Name -> PID whose process tree's CPU time is counted."""
+    rss_pids: dict[str, int]
+    """Name -> PID of each process whose peak memory is reported."""
+    cluster: SplitCluster | None = None
+
+
+def start_inspector(
+    options: DemoOptions, work: pathlib.Path, ironic_url: str, stack: Any
+) -> Running:
+    """Start the chosen shape and register its stop on ``stack``."""
+    if options.split is None:
+        inspector = InspectorServer(work / "inspector", ironic_url)
+        inspector.start()
+        stack.callback(inspector.stop)
+        assert inspector.pid is not None
+        pids = {"inspector": inspector.pid}
+        return Running(inspector.url, pids, pids)
+    cluster = SplitCluster(
+        work / "split",
+        ironic_url,
+        conductors=options.split,
+        api_server=options.split_api,
+    )
+    stack.callback(cluster.stop)
+    cluster.start()
+    api = cluster.api
+    assert api is not None and api.pid is not None
+    cpu = {"API": api.pid}
+    if isinstance(api, ApacheApiServer):
+        daemons = api.daemon_pids()
+        rss = {f"API-{n}": pid for n, pid in enumerate(daemons, 1)}
+    else:
+        rss = dict(cpu)
+    for conductor in cluster.conductors:
+        assert conductor.pid is not None
+        name = conductor.host.replace("lab-", "")
+        cpu[name] = rss[name] = conductor.pid
+    return Running(cluster.url, cpu, rss, cluster)
+
+
+def _shape(options: DemoOptions) -> str:
+    if options.split is None:
+        return "standalone"
+    api = "under Apache" if options.split_api == "apache" else "on its own server"
+    return f"split: API {api}, {options.split} conductors"
+
+
+def _phase(name: str, started: float) -> None:
+    print(f"  {name:<38} {time.monotonic() - started:6.1f} s", flush=True)
+
+
+def states(url: str) -> dict[str, dict[str, Any]]:
+    items = requests.get(f"{url}/v1/introspection?limit=0", timeout=30).json()
+    return {i["uuid"]: i for i in items["introspection"]}
+
+
+def start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:
+    """Start every introspection, several at a time, like an operator's script."""
+    local = threading.local()
+
+    def start(uuid: str) -> tuple[str, float]:
+        if not hasattr(local, "http"):
+            local.http = requests.Session()
+        resp = local.http.post(f"{url}/v1/introspection/{uuid}", timeout=60)
+        if resp.status_code != 202:
+            raise RuntimeError(
+                f"Starting introspection of {uuid} failed: "
+                f"{resp.status_code} {resp.text}"
+            )
+        return uuid, time.monotonic()
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        return dict(pool.map(start, uuids))
+
+
+def _row(
+    machine: Machine,
+    uuid: str,
+    status: dict[str, Any],
+    data: dict[str, Any] | None,
+    seconds: float | None,
+) -> list[str]:
+    cpus = memory = root = nics = switch = gpus = "-"
+    if data:
+        cpus = str(data.get("cpus", "-"))
+        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
+        disk = data.get("root_disk") or {}
+        root = (
+            f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB" if disk else "-"
+        )
+        nics = str(len(data.get("all_interfaces") or {}))
+        ports = []
+        for iface in data["inventory"]["interfaces"]:
+            info = lldp.decode(iface.get("lldp"))
+            if info.get("switch_system_name"):
+                ports.append(f"{info['switch_system_name']}:{info['switch_port_id']}")
+        switch = ", ".join(ports) or "-"
+        gpu_count = Counter(
+            d.get("vendor_id")
+            for d in data.get("pci_devices") or []
+            if d.get("class", "").startswith("03")
+        )
+        gpus = ", ".join(f"{n}x {v}" for v, n in gpu_count.items()) or "-"
+    return [
+        machine.name,
+        cpus,
+        memory,
+        root,
+        nics,
+        switch,
+        gpus,
+        status.get("state", "?"),
+        f"{seconds:.1f}" if seconds else "-",
+    ]
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+def run(options: DemoOptions) -> int:
+    total_started = time.monotonic()
+    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-demo-"))
+    work.mkdir(parents=True, exist_ok=True)
+    timeout = options.timeout or 120 + 2 * options.machines
+    print(f"Lab work directory: {work}")
+    with contextlib.ExitStack() as stack:
+        started = time.monotonic()
+        ironic = IronicServer(default_cache_dir(), work / "ironic")
+        ironic.start()
+        stack.callback(ironic.stop)
+        _phase(f"Ironic up at {ironic.url}", started)
+
+        started = time.monotonic()
+        running = start_inspector(options, work, ironic.url, stack)
+        url = running.url
+        _phase(f"inspector ({_shape(options)}) up at {url}", started)
+
+        started = time.monotonic()
+        lab = machines.make_lab(options.machines, options.seed)
+        api = IronicAPI(ironic.url)
+        uuids = enroll(api, lab)
+        _phase(f"{len(lab)} machines enrolled (manageable)", started)
+
+        # a 0.5 s watch keeps the player's own node listing off Ironic's CPU
+        player = RamdiskPlayer(api, url, lab, seed=options.seed, poll_interval=0.5)
+        player.start()
+        stack.callback(player.stop)
+
+        started = time.monotonic()
+        assert ironic.pid is not None
+        watched = {"Ironic": ironic.pid, **running.cpu_pids}
+        cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
+        http = requests.Session()
+        start_times = start_all(url, [uuids[m.name] for m in lab])
+        progress = Progress(len(lab))
+        finished_at: dict[str, float] = {}
+        deadline = time.monotonic() + timeout
+        statuses: dict[str, dict[str, Any]] = {}
+        while True:
+            statuses = states(url)
+            for uuid, status in statuses.items():
+                if status["finished"] and uuid not in finished_at:
+                    finished_at[uuid] = time.monotonic()
+            counts = Counter(s["state"] for s in statuses.values())
+            progress.update(counts)
+            if len(finished_at) == len(lab) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        progress.finish(counts)
+        elapsed = time.monotonic() - started
+        _phase("introspection of every machine", started)
+        cpu = {
+            name: procstat.cpu_seconds(pid) - cpu_before[name]
+            for name, pid in watched.items()
+        }
+        rss = {
+            name: procstat.peak_rss_mb(pid) for name, pid in running.rss_pids.items()
+        }
+
+        rows = []
+        for machine in lab:
+            uuid = uuids[machine.name]
+            data = None
+            resp = http.get(f"{url}/v1/introspection/{uuid}/data", timeout=30)
+            if resp.status_code == 200:
+                data = resp.json()
+            took = finished_at.get(uuid)
+            rows.append(
+                _row(
+                    machine,
+                    uuid,
+                    statuses.get(uuid, {}),
+                    data,
+                    took - start_times[uuid] if took else None,
+                )
+            )
+        print()
+        print(
+            _table(
+                rows,
+                [
+                    "machine",
+                    "CPUs",
+                    "memory",
+                    "root disk",
+                    "NICs",
+                    "switch ports",
+                    "GPUs",
+                    "state",
+                    "seconds",
+                ],
+            )
+        )
+        shown = lab[0]
+        node = api.node(uuids[shown.name])
+        ports = api.ports(node["uuid"])
+        print(f"\n{shown.name} as Ironic now sees it:")
+        print(
+            json.dumps(
+                {
+                    "uuid": node["uuid"],
+                    "power_state": node["power_state"],
+                    "provision_state": node["provision_state"],
+                    "properties": node["properties"],
+                    "ports": [
+                        {"address": p["address"], "pxe_enabled": p["pxe_enabled"]}
+                        for p in ports
+                    ],
+                },
+                indent=2,
+            )
+        )
+        errors = {u: s for u, s in statuses.items() if s["state"] == "error"}
+        latencies = player.latencies()
+        if latencies:
+            median = latencies[len(latencies) // 2] * 1000
+            print(
+                f"\n/v1/continue median latency: {median:.1f} ms "
+                f"({len(latencies)} callbacks)"
+            )
+        print(
+            "CPU seconds during introspection: "
+            + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
+            + "; peak RSS "
+            + ", ".join(f"{name} {mib:.0f} MiB" for name, mib in rss.items())
+        )
+        print(
+            f"{len(finished_at)}/{len(lab)} finished in {elapsed:.1f} s "
+            f"({len(finished_at) / elapsed:.1f} machines/s); whole demo "
+            f"{time.monotonic() - total_started:.1f} s"
+        )
+        if options.keep_running:
+            _keep_running(running, work, ironic)
+        if errors:
+            for uuid, status in errors.items():
+                print(f"ERROR {uuid}: {status['error']}")
+            return 1
+        if len(finished_at) < len(lab):
+            print(
+                f"Timed out after {timeout:.0f} s waiting for "
+                f"{len(lab) - len(finished_at)} machines; logs in {work}"
+            )
+            return 1
+    if options.work_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) -> None:
+    url = running.url
+    where = [f"Ironic: {ironic.url} (log {ironic.log_file})"]
+    cluster = running.cluster
+    if cluster is None:
+        where.append(f"inspector: {url} (log {work / 'inspector' / 'inspector.log'})")
+    else:
+        assert cluster.api is not None
+        api = "Apache + mod_wsgi" if cluster.api_server == "apache" else "local server"
+        where.append(f"API ({api}): {url} (logs in {cluster.api.work_dir})")
+        where += [f"{c.host}: log {c.log_file}" for c in cluster.conductors]
+        where += [
+            f"etcd: {cluster.etcd.client_url}",
+            f"RabbitMQ: {cluster.rabbit.transport_url}",
+            f"PostgreSQL: {cluster.database_url}",
+        ]
+    print(
+        f"""
+The lab keeps running. In another shell:
+
+  pip install python-openstackclient python-ironic-inspector-client
+  export OS_AUTH_TYPE=none
+  openstack --os-endpoint {url} baremetal introspection list
+  openstack --os-endpoint {url} baremetal introspection status lab-0001
+  openstack --os-endpoint {url} baremetal introspection data save lab-0001
+  openstack --os-endpoint {url} baremetal introspection start lab-0002 --wait
+  openstack --os-endpoint {ironic.url} baremetal node list   # Ironic itself
+
+The lab's ramdisks answer a machine powered on by introspection while this
+runs, so "start" finishes by itself.
+
+"""
+        + "\n".join(f"  {line}" for line in where)
+        + "\n\nPress Ctrl-C to stop.",
+        flush=True,
+    )
+    stop = threading.Event()
+    # Ctrl-C or a plain kill both stop the lab cleanly (a shell that started
+    # this in the background may have left SIGINT ignored)
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    while not stop.wait(3600):
+        pass
+    print("\nStopping.", file=sys.stderr)

@@ -1,0 +1,106 @@
+"""Puts lab machines into Ironic as fake-hardware nodes, and takes them out."""
+
+import concurrent.futures
+import logging
+import time
+from typing import Any
+
+import requests
+
+from lab.machines import Machine
+
+LOG = logging.getLogger(__name__)
+
+HEADERS = {"X-OpenStack-Ironic-API-Version": "1.80"}
+
+
+class IronicAPI:
+    """A small REST client for the lab's own use of Ironic."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+        self.http = requests.Session()
+        self.http.headers.update(HEADERS)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        for attempt in range(20):
+            try:
+                resp = self.http.request(method, self.url + path, timeout=30, **kwargs)
+            except requests.ConnectionError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.2)
+                continue
+            if resp.status_code in (409, 503) and "locked" in resp.text.lower():
+                time.sleep(0.2)
+                continue
+            if resp.status_code >= 400:
+                raise RuntimeError(
+                    f"Ironic {method} {path}: {resp.status_code} {resp.text[:300]}"
+                )
+            return resp.json() if resp.content else None
+        raise RuntimeError(f"Ironic {method} {path}: node stayed locked")
+
+    def node(self, node_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("GET", f"/v1/nodes/{node_id}")
+        return result
+
+    def nodes(
+        self, fields: str = "uuid,name,power_state,provision_state"
+    ) -> list[dict[str, Any]]:
+        return list(self.request("GET", f"/v1/nodes?fields={fields}")["nodes"])
+
+    def ports(self, node_uuid: str) -> list[dict[str, Any]]:
+        return list(
+            self.request("GET", f"/v1/ports?node_uuid={node_uuid}&detail=true")["ports"]
+        )
+
+
+def enroll_one(api: IronicAPI, machine: Machine) -> str:
+    """Create the node (and maybe its PXE port), move it to manageable."""
+    node = api.request(
+        "POST",
+        "/v1/nodes",
+        json={
+            "name": machine.name,
+            "driver": "fake-hardware",
+            "driver_info": {
+                "ipmi_address": machine.bmc_address,
+                "ipmi_username": "admin",
+                "ipmi_password": "lab-secret",
+            },
+            "resource_class": "baremetal",
+        },
+    )
+    uuid = str(node["uuid"])
+    if machine.enroll_port:
+        api.request(
+            "POST",
+            "/v1/ports",
+            json={"node_uuid": uuid, "address": machine.pxe_mac, "pxe_enabled": True},
+        )
+    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = api.node(uuid)["provision_state"]
+        if state == "manageable":
+            return uuid
+        if state == "enroll" and api.node(uuid).get("last_error"):
+            raise RuntimeError(
+                f"{machine.name} failed to become manageable: "
+                f"{api.node(uuid)['last_error']}"
+            )
+        time.sleep(0.1)
+    raise RuntimeError(f"{machine.name} did not become manageable within 60 s")
+
+
+def enroll(api: IronicAPI, machines: list[Machine], workers: int = 8) -> dict[str, str]:
+    """Enroll every machine concurrently; returns machine name -> node UUID."""
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        uuids = list(pool.map(lambda m: enroll_one(api, m), machines))
+    return {m.name: u for m, u in zip(machines, uuids, strict=True)}
+
+
+def delete_all(api: IronicAPI) -> None:
+    for node in api.nodes("uuid"):
+        api.request("DELETE", f"/v1/nodes/{node['uuid']}")

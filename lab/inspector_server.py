@@ -1,0 +1,163 @@
+"""Runs the standalone ``ironic-inspector`` process for the lab and tests."""
+
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from lab import loopback
+
+
+def _executable(name: str) -> str:
+    beside = pathlib.Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if not found:
+        raise RuntimeError(f"{name} is not installed (pip install the project)")
+    return found
+
+
+class InspectorServer:
+    """One ``ironic-inspector`` process with its own config and database."""
+
+    def __init__(
+        self,
+        work_dir: pathlib.Path,
+        ironic_url: str,
+        port: int | None = None,
+        database_url: str | None = None,
+        options: dict[str, dict[str, str]] | None = None,
+    ) -> None:
+        self.work_dir = pathlib.Path(work_dir)
+        self.ironic_url = ironic_url
+        self.port = port or loopback.free_port()
+        self.database_url = (
+            database_url or f"sqlite:///{self.work_dir / 'inspector.sqlite'}"
+        )
+        self.options = options or {}
+        self.config_file = self.work_dir / "inspector.conf"
+        self.log_file = self.work_dir / "inspector.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def _config(self) -> str:
+        groups: dict[str, dict[str, str]] = {
+            "DEFAULT": {
+                "standalone": "True",
+                "listen_address": "127.0.0.1",
+                "listen_port": str(self.port),
+                "introspection_delay": "0",
+                "host": "lab-inspector",
+                "log_file": str(self.log_file),
+                "use_stderr": "False",
+            },
+            "database": {"connection": self.database_url},
+            "ironic": {
+                "auth_type": "none",
+                "endpoint_override": self.ironic_url,
+                "retry_interval": "0.2",
+                "max_retries": "30",
+            },
+            "processing": {"store_data": "database"},
+        }
+        for group, values in self.options.items():
+            groups.setdefault(group, {}).update(values)
+        lines = []
+        for group, values in groups.items():
+            lines.append(f"[{group}]")
+            lines += [f"{k} = {v}" for k, v in values.items()]
+        return "\n".join(lines) + "\n"
+
+    program = "ironic-inspector"
+    """The console script this class runs."""
+
+    def _command(self) -> list[str]:
+        return [_executable(self.program), "--config-file", str(self.config_file)]
+
+    def _popen(self) -> "subprocess.Popen[bytes]":
+        output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
+        try:
+            return subprocess.Popen(
+                self._command(), stdout=output, stderr=subprocess.STDOUT
+            )
+        finally:
+            output.close()
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self._proc is not None
+        loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
+
+    def start(self, timeout: float = 60, dbsync: bool = True) -> None:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(self._config())
+        if dbsync and not self.database_url.startswith("sqlite"):
+            subprocess.run(
+                [
+                    _executable("ironic-inspector-dbsync"),
+                    "--config-file",
+                    str(self.config_file),
+                    "upgrade",
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        self._proc = self._popen()
+        try:
+            self._wait_ready(timeout)
+        except (TimeoutError, RuntimeError) as exc:
+            self.stop()
+            raise RuntimeError(
+                f"{self.program} did not start: {exc}\n{self.log_tail()}"
+            ) from exc
+
+    def log_tail(self, chars: int = 3000) -> str:
+        parts = []
+        for path in (self.log_file, self.work_dir / "inspector.stdout"):
+            try:
+                parts.append(path.read_text(errors="replace")[-chars:])
+            except OSError:
+                pass
+        return "\n".join(parts)
+
+    def signal(self, signo: int) -> None:
+        if self._proc is not None:
+            os.kill(self._proc.pid, signo)
+
+    def stop(self, timeout: float = 15) -> int | None:
+        """SIGTERM, then SIGKILL after ``timeout``; returns the exit code."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def __enter__(self) -> "InspectorServer":
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    def wait_exit(self, timeout: float) -> float:
+        """Seconds the process took to exit after a stop signal sent elsewhere."""
+        assert self._proc is not None
+        started = time.monotonic()
+        self._proc.wait(timeout)
+        return time.monotonic() - started

@@ -1,0 +1,200 @@
+"""Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback."""
+
+import logging
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from lab import loopback
+
+LOG = logging.getLogger(__name__)
+
+IRONIC_REQUIREMENT = "ironic==39.*"
+
+INTERFACES = {
+    "enabled_hardware_types": "fake-hardware",
+    "enabled_bios_interfaces": "fake,no-bios",
+    "enabled_boot_interfaces": "fake",
+    "enabled_console_interfaces": "fake,no-console",
+    "enabled_deploy_interfaces": "fake",
+    "enabled_firmware_interfaces": "fake,no-firmware",
+    "enabled_inspect_interfaces": "fake,no-inspect",
+    "enabled_management_interfaces": "fake",
+    "enabled_network_interfaces": "noop",
+    "enabled_power_interfaces": "fake",
+    "enabled_raid_interfaces": "fake,no-raid",
+    "enabled_rescue_interfaces": "fake,no-rescue",
+    "enabled_storage_interfaces": "noop",
+    "enabled_vendor_interfaces": "fake,no-vendor",
+}
+
+
+def default_cache_dir() -> pathlib.Path:
+    """Where downloads and the Ironic virtualenv live between runs."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(pathlib.Path.home() / ".cache")
+    return pathlib.Path(base) / "ironic-inspector-lab"
+
+
+def _base_python() -> str:
+    """A Python to build a venv with: this venv's base interpreter."""
+    candidate = pathlib.Path(sys.base_prefix) / "bin" / "python3"
+    return str(candidate) if candidate.exists() else sys.executable
+
+
+class IronicServer:
+    """One Ironic process (API + conductor, ``rpc_transport = none``)."""
+
+    def __init__(
+        self,
+        cache_dir: pathlib.Path,
+        work_dir: pathlib.Path,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.cache_dir = pathlib.Path(cache_dir)
+        self.work_dir = pathlib.Path(work_dir)
+        self.host = host
+        self.port = port or loopback.free_port()
+        self.venv = self.cache_dir / "ironic-venv"
+        self.log_file = self.work_dir / "ironic.log"
+        self.config_file = self.work_dir / "ironic.conf"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def install(self) -> pathlib.Path:
+        """Install Ironic into its own venv once; later calls return at once."""
+        marker = self.venv / ".installed"
+        if marker.exists() and marker.read_text().strip() == IRONIC_REQUIREMENT:
+            return self.venv
+        LOG.info("Installing Ironic into %s (one-time, about 30 s)", self.venv)
+        print(
+            f"Installing Ironic ({IRONIC_REQUIREMENT}) into {self.venv} "
+            "(one-time, about 30 s)...",
+            file=sys.stderr,
+            flush=True,
+        )
+        if self.venv.exists():
+            shutil.rmtree(self.venv)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        subprocess.run([_base_python(), "-m", "venv", str(self.venv)], check=True)
+        result = subprocess.run(
+            [str(self.venv / "bin" / "pip"), "install", "-q", IRONIC_REQUIREMENT],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"Installing Ironic failed:\n{result.stdout[-3000:]}")
+        marker.write_text(IRONIC_REQUIREMENT + "\n")
+        return self.venv
+
+    def _write_config(self) -> None:
+        lines = [
+            "[DEFAULT]",
+            "auth_strategy = noauth",
+            "rpc_transport = none",
+            "host = lab-ironic",
+            "debug = False",
+            f"log_file = {self.log_file}",
+            "use_stderr = False",
+        ]
+        lines += [f"{k} = {v}" for k, v in INTERFACES.items()]
+        lines += [
+            "default_network_interface = noop",
+            "[api]",
+            f"host_ip = {self.host}",
+            f"port = {self.port}",
+            "api_workers = 1",
+            "[database]",
+            f"connection = sqlite:///{self.work_dir / 'ironic.sqlite'}",
+            "[dhcp]",
+            "dhcp_provider = none",
+            "[conductor]",
+            "automated_clean = false",
+            "sync_power_state_interval = -1",
+            "heartbeat_interval = 5",
+            "periodic_max_workers = 2",
+            "[oslo_policy]",
+            "enforce_scope = false",
+            "enforce_new_defaults = false",
+            "[json_rpc]",
+            "auth_strategy = noauth",
+        ]
+        self.config_file.write_text("\n".join(lines) + "\n")
+
+    def start(self) -> None:
+        self.install()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self._write_config()
+        bindir = self.venv / "bin"
+        started = time.monotonic()
+        sync = subprocess.run(
+            [
+                str(bindir / "ironic-dbsync"),
+                "--config-file",
+                str(self.config_file),
+                "create_schema",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if sync.returncode != 0 and "already" not in sync.stdout:
+            raise RuntimeError(f"ironic-dbsync failed:\n{sync.stdout[-3000:]}")
+        output = open(self.work_dir / "ironic.stdout", "ab")  # noqa: SIM115
+        self._proc = subprocess.Popen(
+            [str(bindir / "ironic"), "--config-file", str(self.config_file)],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        output.close()
+        try:
+            loopback.wait_for_http(self.url + "/v1", 90, self.log_file, self._proc)
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(
+                f"Ironic did not start: {exc}\n{self.log_tail()}"
+            ) from exc
+        LOG.info("Ironic ready at %s in %.1f s", self.url, time.monotonic() - started)
+
+    def log_tail(self, chars: int = 3000) -> str:
+        parts = []
+        for path in (self.log_file, self.work_dir / "ironic.stdout"):
+            try:
+                parts.append(path.read_text(errors="replace")[-chars:])
+            except OSError:
+                pass
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def __enter__(self) -> "IronicServer":
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,198 @@
+"""Split mode on loopback: etcd, RabbitMQ, PostgreSQL, the API, N conductors."""
+
+import logging
+import pathlib
+import time
+
+from lab.etcd_server import EtcdServer
+from lab.inspector_server import InspectorServer
+from lab.postgres_server import PostgresServer
+from lab.rabbitmq_server import RabbitMQServer
+from lab.redis_server import RedisServer
+
+LOG = logging.getLogger(__name__)
+
+API_SERVERS = ("local", "apache")
+"""Where the split API runs: its own threaded server, or Apache/mod_wsgi."""
+
+
+class ApiServer(InspectorServer):
+    """``ironic-inspector-api-wsgi`` on its local threaded server."""
+
+    program = "ironic-inspector-api-wsgi"
+
+    def _command(self) -> list[str]:
+        return [
+            *super()._command()[:1],
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--",
+            "--config-file",
+            str(self.config_file),
+        ]
+
+
+class ConductorServer(InspectorServer):
+    """One ``ironic-inspector-conductor``; ready once it joined the group."""
+
+    program = "ironic-inspector-conductor"
+
+    @property
+    def host(self) -> str:
+        return self.options["DEFAULT"]["host"]
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self._proc is not None
+        marker = f"ironic-inspector-conductor {self.host} started"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"exited with {self._proc.returncode}")
+            if marker in self.log_tail(200000):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"no {marker!r} in {self.log_file} within {timeout:.0f} s")
+
+
+class SplitCluster:
+    """Every server of the split shape, private to ``work_dir``.
+
+    ``postgres`` may be shared with other users of the same test session;
+    the cluster then uses its own database on it.
+    """
+
+    def __init__(
+        self,
+        work_dir: pathlib.Path,
+        ironic_url: str,
+        conductors: int = 2,
+        postgres: PostgresServer | None = None,
+        database: str = "inspector",
+        membership_timeout: int = 30,
+        options: dict[str, dict[str, str]] | None = None,
+        api_server: str = "local",
+        coordination: str = "etcd",
+    ) -> None:
+        if api_server not in API_SERVERS:
+            raise ValueError(
+                f"api_server must be one of {', '.join(API_SERVERS)}, "
+                f"not {api_server!r}"
+            )
+        self.api_server = api_server
+        self.work_dir = pathlib.Path(work_dir)
+        self.ironic_url = ironic_url
+        self.conductor_count = conductors
+        self.coordination = coordination
+        self.etcd = EtcdServer(self.work_dir / "etcd")
+        self.redis = RedisServer(self.work_dir / "redis")
+        self.rabbit = RabbitMQServer(self.work_dir / "rabbitmq")
+        self._own_postgres = postgres is None
+        self.postgres = postgres or PostgresServer(self.work_dir / "postgres")
+        self.database = database
+        self.membership_timeout = membership_timeout
+        self.options = options or {}
+        self.api: ApiServer | None = None
+        self.conductors: list[ConductorServer] = []
+
+    @property
+    def backend_url(self) -> str:
+        """The tooz URL every process of the cluster uses."""
+        server = self.redis if self.coordination == "redis" else self.etcd
+        return server.tooz_url(membership_timeout=self.membership_timeout, timeout=10)
+
+    def _options(self, host: str) -> dict[str, dict[str, str]]:
+        groups: dict[str, dict[str, str]] = {
+            "DEFAULT": {
+                "standalone": "False",
+                "host": host,
+                "transport_url": self.rabbit.transport_url,
+            },
+            "coordination": {
+                "backend_url": self.backend_url,
+                "member_cache_seconds": "1",
+            },
+        }
+        for group, values in self.options.items():
+            groups.setdefault(group, {}).update(values)
+        return groups
+
+    @property
+    def database_url(self) -> str:
+        return self.postgres.url.rsplit("/", 1)[0] + f"/{self.database}"
+
+    def start(self) -> None:
+        started = time.monotonic()
+        if self.coordination == "redis":
+            self.redis.start()
+        else:
+            self.etcd.start()
+        self.rabbit.start()
+        if self._own_postgres:
+            self.postgres.start()
+        if self.database != self.postgres.database:
+            self.postgres.create_database(self.database)
+        api_class: type[ApiServer] = ApiServer
+        if self.api_server == "apache":
+            from lab.apache_server import ApacheApiServer
+
+            api_class = ApacheApiServer
+        self.api = api_class(
+            self.work_dir / "api",
+            self.ironic_url,
+            database_url=self.database_url,
+            options=self._options("lab-api"),
+        )
+        self.api.start()  # runs the schema upgrade once for everyone
+        for index in range(1, self.conductor_count + 1):
+            self.add_conductor(f"lab-conductor-{index}")
+        LOG.info(
+            "Split cluster (%d conductors) up in %.1f s",
+            len(self.conductors),
+            time.monotonic() - started,
+        )
+
+    def add_conductor(
+        self, host: str, options: dict[str, dict[str, str]] | None = None
+    ) -> ConductorServer:
+        """Start one more conductor; ``options`` adds to the cluster's."""
+        merged = self._options(host)
+        for group, values in (options or {}).items():
+            merged.setdefault(group, {}).update(values)
+        conductor = ConductorServer(
+            self.work_dir / host,
+            self.ironic_url,
+            database_url=self.database_url,
+            options=merged,
+        )
+        conductor.start(dbsync=False)
+        self.conductors.append(conductor)
+        return conductor
+
+    @property
+    def url(self) -> str:
+        assert self.api is not None
+        return self.api.url
+
+    def stop(self) -> None:
+        for conductor in self.conductors:
+            conductor.stop()
+        if self.api is not None:
+            self.api.stop()
+        self.rabbit.stop()
+        self.etcd.stop()
+        self.redis.stop()
+        if self._own_postgres:
+            self.postgres.stop()
+
+    def __enter__(self) -> "SplitCluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

@@ -1,0 +1,154 @@
+import http.server
+import io
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from inspector.intake import lookup
+from lab import lldp, machines
+from lab.progress import Progress
+from lab.ramdisk import post_continue
+
+
+def test_machines_are_deterministic_and_unique() -> None:
+    first = machines.make_lab(60, seed=3)
+    again = machines.make_lab(60, seed=3)
+    assert [m.payload() for m in first] == [m.payload() for m in again]
+    macs = [mac for m in first for mac in m.macs]
+    assert len(macs) == len(set(macs))
+    assert len({m.bmc_address for m in first}) == 60
+    assert machines.make_lab(5, seed=4)[0].payload() != first[0].payload()
+
+
+def test_machines_vary_realistically() -> None:
+    lab = machines.make_lab(60)
+    assert len({m.cpus for m in lab}) >= 4
+    assert {len(m.inventory["disks"]) for m in lab} <= {1, 2, 3, 4}
+    assert len({len(m.inventory["disks"]) for m in lab}) >= 3
+    assert all(2 <= len(m.macs) <= 6 for m in lab)
+    assert any(m.gpus for m in lab) and not all(m.gpus for m in lab)
+    assert any(
+        d["name"].startswith("/dev/nvme") for m in lab for d in m.inventory["disks"]
+    )
+    assert {m.enroll_port for m in lab} == {True, False}
+
+
+def test_payload_is_found_by_lookup() -> None:
+    machine = machines.make_machine(7)
+    attrs = lookup.from_data(machine.payload())
+    assert machine.pxe_mac in attrs["mac"]
+    assert attrs["bmc_address"] == [machine.bmc_address]
+
+
+def test_error_behaviour_sets_error() -> None:
+    assert machines.make_machine(1, behaviour="error").payload()["error"]
+    assert machines.make_machine(1).payload()["error"] is None
+
+
+def test_lldp_round_trip() -> None:
+    tlvs = lldp.encode(
+        "88:5a:92:01:00:00", "Ethernet1/17", "sw-tor-01", vlan=120, mtu=9216
+    )
+    assert lldp.decode(tlvs) == {
+        "switch_chassis_id": "88:5a:92:01:00:00",
+        "switch_port_id": "Ethernet1/17",
+        "switch_system_name": "sw-tor-01",
+        "switch_port_untagged_vlan_id": 120,
+        "switch_port_mtu": 9216,
+    }
+    assert lldp.decode([[1, "zz"], "junk", [9]]) == {}
+
+
+def test_progress_counts_and_plain_output() -> None:
+    out = io.StringIO()
+    progress = Progress(4, stream=out)
+    progress.update({"waiting": 2, "finished": 1, "error": 1})
+    line = out.getvalue()
+    assert "2/4" in line and "waiting=2" in line and "error=1" in line
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    statuses: list[int] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        status = self.statuses.pop(0)
+        length = int(self.headers["Content-Length"])
+        json.loads(self.rfile.read(length))
+        body = json.dumps(
+            {"uuid": "u"} if status == 200 else {"error": {"message": "x"}}
+        ).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+def test_post_continue_retries_5xx_not_4xx(server: str) -> None:
+    Handler.statuses = [503, 500, 200]
+    status, body, attempts, _ = post_continue(server, {"a": 1}, attempts=5)
+    assert (status, body, attempts) == (200, {"uuid": "u"}, 3)
+    Handler.statuses = [404]
+    status, _, attempts, _ = post_continue(server, {"a": 1}, attempts=5)
+    assert (status, attempts) == (404, 1)
+
+
+def test_post_continue_gives_up_on_dead_server() -> None:
+    status, _, attempts, _ = post_continue("http://127.0.0.1:9", {}, attempts=2)
+    assert status == 0 and attempts == 2
+
+
+def test_ironic_access_log_counts_calls_after_its_start(tmp_path: Any) -> None:
+    from lab.ironic_calls import AccessLog
+
+    log = tmp_path / "ironic.log"
+    line = (
+        "2026-11-22 22:46:29.528 1145 INFO ironic.api [None req-6 - - - - - -] "
+        "127.0.0.1 - {} - {} (5.61ms)\n"
+    )
+    uuid = "179b804d-85e9-4d95-b071-5590eec591a6"
+    log.write_text(line.format(f"GET /v1/nodes/{uuid}", 200))
+    access = AccessLog(log)
+    with open(log, "a") as out:
+        out.write(line.format(f"GET /v1/nodes/{uuid}", 200))
+        out.write(line.format(f"PATCH /v1/nodes/{uuid}", 200))
+        out.write(line.format("GET /v1/nodes?fields=name,power_state", 200))
+        out.write("2026-11-22 INFO ironic.conductor.utils Successfully set power\n")
+        out.write(line.format(f"PUT /v1/nodes/{uuid}/states/power", 202))
+    assert access.calls() == {
+        "GET /v1/nodes/<uuid>": 1,
+        "PATCH /v1/nodes/<uuid>": 1,
+        "PUT /v1/nodes/<uuid>/states/power": 1,
+    }
+
+
+def test_apache_config_serves_the_wsgi_module(tmp_path: Any) -> None:
+    from lab.apache_server import ApacheApiServer
+
+    server = ApacheApiServer(
+        tmp_path, "http://127.0.0.1:1", port=8123, processes=3, threads=5
+    )
+    try:
+        conf = server._httpd_conf()
+        assert "Listen 127.0.0.1:8123" in conf
+        assert "processes=3 threads=5" in conf
+        assert "SetEnv" not in conf  # the config comes from Apache's environment
+        assert "process-group=ironic-inspector-api" in conf  # preloaded
+        assert "WSGIApplicationGroup %{GLOBAL}" in conf
+        assert "python-home=" in conf
+    finally:
+        server.stop()

@@ -1,0 +1,62 @@
+"""The committed sample configuration matches the options in the code."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def test_sample_is_current(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "sample.conf"
+    generator = pathlib.Path(sys.executable).parent / "oslo-config-generator"
+    subprocess.run(
+        [
+            str(generator),
+            "--config-file",
+            str(ROOT / "etc/ironic-inspector/config-generator.conf"),
+            "--output-file",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    committed = (ROOT / "etc/ironic-inspector/inspector.conf.sample").read_text()
+    assert out.read_text() == committed, "run 'make genconfig' and commit the result"
+
+
+def test_policy_sample_is_current(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "policy.yaml"
+    generator = pathlib.Path(sys.executable).parent / "oslopolicy-sample-generator"
+    subprocess.run(
+        [
+            str(generator),
+            "--config-file",
+            str(ROOT / "etc/ironic-inspector/policy-generator.conf"),
+            "--output-file",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    committed = (ROOT / "etc/ironic-inspector/policy.yaml.sample").read_text()
+    assert out.read_text() == committed, "run 'make genconfig' and commit the result"
+
+
+def test_config_reference_is_current() -> None:
+    from tools import config_reference as reference
+
+    committed = (ROOT / "doc/config-reference.md").read_text()
+    assert reference.render() == committed, "run 'make docs' and commit the result"
+    for group in ("DEFAULT", "database", "coordination", "healthcheck", "metrics"):
+        assert f"\n## [{group}]\n" in committed
+
+
+def test_config_reference_check_flags_a_stale_file(tmp_path: pathlib.Path) -> None:
+    from tools import config_reference as reference
+
+    stale = tmp_path / "ref.md"
+    stale.write_text("old\n")
+    assert reference.main([str(stale), "--check"]) == 1
+    assert reference.main([str(stale)]) == 0
+    assert reference.main([str(stale), "--check"]) == 0

@@ -1,0 +1,1 @@
+"""Developer tools: generators of the documentation (not installed)."""
