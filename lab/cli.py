@@ -130,9 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 2
         if args.machines < 1:
-            print(
-                "lab: --machines must be at least 1", file=sys.stderr
-            )
+            print("lab: --machines must be at least 1", file=sys.stderr)
             return 2
         try:
             return demo.run(
