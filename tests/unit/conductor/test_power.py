@@ -2,17 +2,8 @@ import pathlib
 import threading
 import time
 
-import pytest
-
 from inspector.conductor.power import PowerOnPacer
-from inspector.db import engine, migration
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> engine.Database:
-    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
-    migration.upgrade(database)
-    return database
+from inspector.db import engine
 
 
 def test_spacing_between_power_ons_of_all_pacers(db: engine.Database) -> None:

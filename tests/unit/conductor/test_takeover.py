@@ -4,11 +4,9 @@ import datetime
 import pathlib
 import time
 
-import pytest
-
 from inspector.conductor.leadership import Leadership
 from inspector.conductor.takeover import orphans
-from inspector.db import engine, leases, migration
+from inspector.db import engine, leases
 from inspector.db.introspections import Introspection
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
@@ -67,13 +65,6 @@ def test_own_host_earlier_run_found_by_every_conductor() -> None:
     mine = record(owner="c1", run="run-before")
     assert found([mine], leader=False) == ["conductor c1 restarted while processing"]
     assert found([mine], leader=True) == ["conductor c1 restarted while processing"]
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> engine.Database:
-    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
-    migration.upgrade(database)
-    return database
 
 
 def test_one_leader_and_takeover_after_the_lease(db: engine.Database) -> None:

@@ -1,4 +1,3 @@
-import pathlib
 from typing import Any
 
 import pytest
@@ -7,13 +6,6 @@ from inspector import exceptions, states
 from inspector.db import engine, introspections, migration, stored_data
 
 UUID = "11111111-2222-4333-8444-555555555555"
-
-
-@pytest.fixture
-def db(tmp_path: pathlib.Path) -> engine.Database:
-    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
-    migration.upgrade(database)
-    return database
 
 
 def test_migrations_match_models(db: engine.Database) -> None:
