@@ -1,6 +1,7 @@
 """Introspection rules kept in the database, as validated rule dicts."""
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
@@ -10,7 +11,10 @@ from sqlalchemy import orm
 from inspector import exceptions
 from inspector.db import models
 from inspector.db.engine import Database
-from inspector.rules.validation import CONDITION_KEYS
+
+CONDITION_COLUMNS = frozenset({"op", "field", "multiple", "invert"})
+"""The condition keys kept in columns of their own (``CONDITION_KEYS`` of
+:mod:`inspector.rules.validation`); the others are the condition's params."""
 
 
 class RuleNotFound(exceptions.NotFound):
@@ -42,7 +46,7 @@ def _as_dict(row: models.Rule) -> dict[str, Any]:
     }
 
 
-def _params(item: dict[str, Any], reserved: set[str]) -> str:
+def _params(item: dict[str, Any], reserved: Collection[str]) -> str:
     return json.dumps(
         {k: v for k, v in item.items() if k not in reserved}, sort_keys=True
     )
@@ -62,7 +66,7 @@ def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
                 field=c["field"],
                 multiple=c["multiple"],
                 invert=c["invert"],
-                params=_params(c, CONDITION_KEYS),
+                params=_params(c, CONDITION_COLUMNS),
             )
             for c in rule["conditions"]
         ],
