@@ -1,8 +1,12 @@
 """The real app in-process: real SQLite, real conductor over fake://, fake Ironic."""
 
 import copy
+import functools
 import json
 import pathlib
+import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +26,7 @@ from inspector.server import wiring
 from tests.functional.fake_ironic import FakeIronic
 
 DATA_FILE = pathlib.Path(__file__).parent.parent / "data" / "ipa-inventory.json"
+BIN = pathlib.Path(sys.executable).parent
 
 
 @pytest.fixture(scope="session")
@@ -93,27 +98,106 @@ def service(_service: Service, conf: cfg.ConfigOpts) -> Service:
     return _service
 
 
-@pytest.fixture(scope="session")
-def inventory_template() -> dict[str, Any]:
+@functools.cache
+def _inventory_template() -> dict[str, Any]:
     result: dict[str, Any] = json.loads(DATA_FILE.read_text())
     return result
 
 
+def build_payload(mac: str, bmc: str) -> dict[str, Any]:
+    """A ramdisk payload whose MACs and BMC match a given node."""
+    data = copy.deepcopy(_inventory_template())
+    data["inventory"]["bmc_address"] = bmc
+    first = data["inventory"]["interfaces"][0]
+    first["mac_address"] = mac
+    data["boot_interface"] = "01-" + mac.replace(":", "-")
+    for index, iface in enumerate(data["inventory"]["interfaces"][1:], 1):
+        iface["mac_address"] = mac[:-2] + f"{(int(mac[-2:], 16) + index) % 256:02x}"
+    return data
+
+
 @pytest.fixture
-def payload(inventory_template: dict[str, Any]) -> Any:
+def payload() -> Any:
     """Builds a ramdisk payload whose MACs and BMC match a given node."""
-
-    def build(mac: str, bmc: str) -> dict[str, Any]:
-        data = copy.deepcopy(inventory_template)
-        data["inventory"]["bmc_address"] = bmc
-        first = data["inventory"]["interfaces"][0]
-        first["mac_address"] = mac
-        data["boot_interface"] = "01-" + mac.replace(":", "-")
-        for index, iface in enumerate(data["inventory"]["interfaces"][1:], 1):
-            iface["mac_address"] = mac[:-2] + f"{(int(mac[-2:], 16) + index) % 256:02x}"
-        return data
-
-    return build
+    return build_payload
 
 
-FINAL = states.FINAL
+def random_mac() -> str:
+    return "52:54:" + ":".join(f"{random.randrange(256):02x}" for _ in range(4))
+
+
+def random_bmc() -> str:
+    return (
+        f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
+    )
+
+
+def add_node(service: Service, **fields: Any) -> dict[str, Any]:
+    """Enrolls a node with a unique name and a random BMC address (unless
+    `fields` say otherwise) into the fake Ironic."""
+    fields.setdefault("name", f"node-{random.randrange(10**9)}")
+    fields.setdefault("bmc", random_bmc())
+    return service.ironic.add_node(**fields)
+
+
+@pytest.fixture
+def node(service: Service) -> dict[str, Any]:
+    return add_node(service)
+
+
+def start(service: Service, node: dict[str, Any], *, manage_boot: bool = True) -> str:
+    """Starts introspection of `node` and waits for the ramdisk; its UUID."""
+    uuid: str = node["uuid"]
+    query = "" if manage_boot else "?manage_boot=false"
+    resp = service.client.post(f"/v1/introspection/{uuid}{query}")
+    assert resp.status_code == 202, resp.get_json()
+    service.wait_for(uuid, states.WAITING)
+    return uuid
+
+
+def introspect(
+    service: Service,
+    node: dict[str, Any] | None = None,
+    *,
+    manage_boot: bool = True,
+    data: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One introspection from start to end: starts it, posts the ramdisk data
+    (`data`, or a payload with a fresh MAC and the node's BMC) and waits for a
+    final state. Enrolls a new node unless one is given. The final status
+    (its "uuid" names the node)."""
+    if node is None:
+        node = add_node(service)
+    uuid = start(service, node, manage_boot=manage_boot)
+    if data is None:
+        data = build_payload(random_mac(), node["driver_info"]["ipmi_address"])
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 200, resp.get_json()
+    return service.wait_for(uuid, *states.FINAL)
+
+
+def run_script(
+    tmp_path: pathlib.Path,
+    script: str,
+    conf: str,
+    *args: str,
+    stdin: str | None = None,
+    cwd: pathlib.Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Runs one of the console scripts with `conf` as its only config file."""
+    path = tmp_path / "inspector.conf"
+    path.write_text(conf)
+    return subprocess.run(
+        [str(BIN / script), "--config-file", str(path), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+    )
+
+
+def database_conf(service: Service) -> str:
+    """Config text pointing a console script at the service's database."""
+    url = service.rt.db.url.render_as_string(hide_password=False)
+    return f"[database]\nconnection = {url}\n"

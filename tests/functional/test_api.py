@@ -1,13 +1,11 @@
 """Version negotiation, listing, pagination and bad input over HTTP."""
 
-import random
 from typing import Any
 
 import pytest
 
-from inspector import states
 from inspector.api import versions
-from tests.functional.conftest import Service
+from tests.functional.conftest import Service, add_node, start
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
 
@@ -60,23 +58,13 @@ def test_negotiation(
         assert "supported range is 1.0 to 1.20" in resp.get_json()["error"]["message"]
 
 
-def _introspect(service: Service, count: int) -> list[str]:
-    uuids = []
-    for _ in range(count):
-        node = service.ironic.add_node(
-            bmc=f"10.1.{random.randrange(256)}.{random.randrange(1, 255)}"
-        )
-        assert (
-            service.client.post(f"/v1/introspection/{node['uuid']}").status_code == 202
-        )
-        uuids.append(node["uuid"])
-    for uuid in uuids:
-        service.wait_for(uuid, states.WAITING)
-    return uuids
+def _waiting(service: Service, count: int) -> list[str]:
+    """Starts `count` new nodes, one after the other; their UUIDs."""
+    return [start(service, add_node(service)) for _ in range(count)]
 
 
 def test_pagination_newest_first(service: Service) -> None:
-    uuids = _introspect(service, 5)
+    uuids = _waiting(service, 5)
     listed: list[str] = []
     marker = None
     while True:
@@ -93,7 +81,7 @@ def test_pagination_newest_first(service: Service) -> None:
 
 
 def test_list_state_filter(service: Service) -> None:
-    _introspect(service, 1)
+    _waiting(service, 1)
     items = service.client.get("/v1/introspection?state=waiting,starting").get_json()
     assert items["introspection"]
     assert {i["state"] for i in items["introspection"]} <= {"waiting", "starting"}
@@ -137,7 +125,7 @@ def test_list_bad_params(
 def test_every_resource_at_1_0(service: Service, method: str, path: str) -> None:
     """The stock client sends version 1.0 unless told otherwise; like
     ironic-inspector, no resource or parameter is refused for its version."""
-    uuid = _introspect(service, 1)[0]
+    uuid = _waiting(service, 1)[0]
     resp = getattr(service.client, method)(path.format(uuid=uuid), headers={V: "1.0"})
     message = (resp.get_json() or {}).get("error", {}).get("message", "")
     assert "version" not in message.lower(), message
@@ -145,7 +133,7 @@ def test_every_resource_at_1_0(service: Service, method: str, path: str) -> None
 
 
 def test_status_fields_at_every_version(service: Service) -> None:
-    uuid = _introspect(service, 1)[0]
+    uuid = _waiting(service, 1)[0]
     old = service.client.get(f"/v1/introspection/{uuid}", headers={V: "1.0"}).get_json()
     assert old["state"] == "waiting" and old["started_at"]
     assert old["finished"] is False
@@ -236,7 +224,7 @@ def test_database_outage_is_503(
 
     from inspector.db import introspections
 
-    uuid = _introspect(service, 1)[0]
+    uuid = _waiting(service, 1)[0]
 
     def down(*_args: object, **_kwargs: object) -> None:
         raise sa_exc.OperationalError(

@@ -1,25 +1,10 @@
 """The console scripts refuse bad configuration with one clear line."""
 
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
-BIN = pathlib.Path(sys.executable).parent
-
-
-def run(
-    tmp_path: pathlib.Path, script: str, conf: str, *args: str
-) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "inspector.conf"
-    path.write_text(conf)
-    return subprocess.run(
-        [str(BIN / script), "--config-file", str(path), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from tests.functional.conftest import run_script as run
 
 
 @pytest.mark.parametrize(

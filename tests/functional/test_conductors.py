@@ -3,17 +3,14 @@ same database) and routing agree; bad input is refused."""
 
 import json
 import pathlib
-import random
 import subprocess
-import sys
 from typing import Any
 
 from oslo_config import cfg
 
-from tests.functional.conftest import Service
+from tests.functional.conftest import Service, add_node, database_conf, run_script
 
 V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
-BIN = pathlib.Path(sys.executable).parent
 
 
 def _host(service: Service) -> str:
@@ -22,24 +19,11 @@ def _host(service: Service) -> str:
     return str(view["hostname"])
 
 
-def _cli(service: Service, tmp_path: pathlib.Path, *args: str) -> Any:
-    conf = tmp_path / "manage.conf"
-    url = service.rt.db.url.render_as_string(hide_password=False)
-    conf.write_text(
-        f"[DEFAULT]\nhost = {_host(service)}\n[database]\nconnection = {url}\n"
-    )
-    return subprocess.run(
-        [
-            str(BIN / "ironic-inspector-manage"),
-            "--config-file",
-            str(conf),
-            "conductor",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def _cli(
+    service: Service, tmp_path: pathlib.Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    conf = f"[DEFAULT]\nhost = {_host(service)}\n" + database_conf(service)
+    return run_script(tmp_path, "ironic-inspector-manage", conf, "conductor", *args)
 
 
 def _http(service: Service) -> list[dict[str, Any]]:
@@ -73,9 +57,7 @@ def test_http_cli_and_routing_agree(
     assert "last enabled conductor" in result.stderr  # the one of this process
     assert _http(service) == _from_cli(service, tmp_path)
     assert _http(service)[0]["disabled_reason"] == "firmware"
-    node = service.ironic.add_node(
-        name=f"n-{random.randrange(10**9)}", bmc=f"10.9.{random.randrange(255)}.1"
-    )
+    node = add_node(service)
     refused = service.client.post(f"/v1/introspection/{node['uuid']}")
     assert refused.status_code == 503
     assert "is disabled (firmware)" in refused.get_json()["error"]["message"]

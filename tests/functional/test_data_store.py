@@ -2,41 +2,29 @@
 
 import json
 import pathlib
-import random
 import subprocess
-import sys
-from typing import Any
 
 from oslo_config import cfg
 
 from inspector import states
 from inspector.conductor import reconcile
 from inspector.db import introspections
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
-
-BIN = pathlib.Path(sys.executable).parent
-
-
-def _introspect(service: Service, payload: Any) -> str:
-    node = service.ironic.add_node(
-        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
-    )
-    uuid = node["uuid"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
-    data = payload(random_mac(), node["driver_info"]["ipmi_address"])
-    assert service.client.post("/v1/continue", json=data).status_code == 200
-    assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
-    return uuid
+from tests.functional.conftest import (
+    Service,
+    database_conf,
+    introspect,
+    run_script,
+)
 
 
 def test_directory_store_layout_and_rebuild(
-    service: Service, conf: cfg.ConfigOpts, payload: Any, tmp_path: pathlib.Path
+    service: Service, conf: cfg.ConfigOpts, tmp_path: pathlib.Path
 ) -> None:
     conf.set_override("store_data", "directory", group="processing")
     conf.set_override("store_data_dir", str(tmp_path / "data"), group="processing")
-    uuid = _introspect(service, payload)
+    status = introspect(service)
+    assert status["state"] == states.FINISHED, status
+    uuid = status["uuid"]
     folder = tmp_path / "data" / uuid
     assert sorted(p.name for p in folder.iterdir()) == [
         "introspection.json",
@@ -87,22 +75,14 @@ def test_rebuild_needs_the_directory_store(service: Service) -> None:
 
 def _manage(
     tmp_path: pathlib.Path, service: Service, *args: str, stdin: str | None = None
-) -> Any:
-    conf = tmp_path / "m.conf"
-    url = service.rt.db.url.render_as_string(hide_password=False)
-    conf.write_text(f"[database]\nconnection = {url}\n")
-    return subprocess.run(
-        [
-            str(BIN / "ironic-inspector-manage"),
-            "--config-file",
-            str(conf),
-            "rules",
-            *args,
-        ],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
+) -> subprocess.CompletedProcess[str]:
+    return run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        database_conf(service),
+        "rules",
+        *args,
+        stdin=stdin,
     )
 
 

@@ -6,8 +6,7 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import states
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
+from tests.functional.conftest import Service, random_bmc, random_mac
 
 
 def test_unknown_machine_is_404_without_the_hook(

@@ -3,18 +3,21 @@
 import json
 import logging
 import pathlib
-import random
 from typing import Any
 
 import pytest
 from oslo_config import cfg
 
-from inspector import states
 from inspector.api import params
 from inspector.api.app import create_app
-from tests.functional.conftest import Service
-from tests.functional.test_cmd import run
-from tests.functional.test_introspection_flow import random_bmc, random_mac
+from tests.functional.conftest import (
+    Service,
+    add_node,
+    introspect,
+    random_bmc,
+    random_mac,
+    run_script,
+)
 
 SQLISH = [
     "' OR '1'='1",
@@ -142,18 +145,13 @@ def test_sql_and_traversal_in_every_parameter(service: Service, value: str) -> N
 def test_secrets_in_posted_data_are_not_kept_or_logged(
     service: Service, payload: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    node = service.ironic.add_node(
-        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
-    )
+    node = add_node(service)
     uuid = node["uuid"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
     data["inventory"]["bmc_password"] = "hunter2-bmc"
     data["extra"] = {"vault": {"api_token": "hunter2-token", "Secret": "hunter2-s"}}
     with caplog.at_level(logging.DEBUG):
-        assert service.client.post("/v1/continue", json=data).status_code == 200
-        service.wait_for(uuid, *states.FINAL)
+        introspect(service, node, data=data)
     for kind in ("data", "data/unprocessed"):
         text = service.client.get(f"/v1/introspection/{uuid}/{kind}").get_data(
             as_text=True
@@ -174,7 +172,7 @@ def test_secret_options_never_logged(tmp_path: pathlib.Path) -> None:
     )
     for script in ("ironic-inspector-conductor", "ironic-inspector-status"):
         args = ("upgrade", "check") if script.endswith("status") else ()
-        result = run(tmp_path, script, conf, *args)
+        result = run_script(tmp_path, script, conf, *args)
         output = result.stdout + result.stderr
         assert result.returncode != 0
         for secret in ("TRANSPORTPW", "DBPW", "ETCDPW"):

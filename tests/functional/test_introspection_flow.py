@@ -1,6 +1,5 @@
 """Start -> ramdisk -> processing -> finished, and the ways it can go wrong."""
 
-import random
 import time
 from typing import Any
 
@@ -8,24 +7,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.db import introspections, models
-from tests.functional.conftest import Service
-
-
-def random_mac() -> str:
-    return "52:54:" + ":".join(f"{random.randrange(256):02x}" for _ in range(4))
-
-
-def random_bmc() -> str:
-    return (
-        f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
-    )
-
-
-@pytest.fixture
-def node(service: Service) -> dict[str, Any]:
-    return service.ironic.add_node(
-        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
-    )
+from tests.functional.conftest import Service, introspect, random_mac, start
 
 
 def test_happy_path_updates_ironic(
@@ -68,9 +50,7 @@ def test_happy_path_updates_ironic(
 def test_lookup_by_port_mac(service: Service, payload: Any) -> None:
     mac = random_mac()
     node = service.ironic.add_node(macs=(mac,))
-    uuid = node["uuid"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     resp = service.client.post("/v1/continue", json=payload(mac, "203.0.113.250"))
     assert resp.get_json() == {"uuid": uuid}
     assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
@@ -98,16 +78,10 @@ def test_names_at_1_0(service: Service, node: dict[str, Any]) -> None:
 
 
 def test_manage_boot_false_leaves_power_alone(
-    service: Service, node: dict[str, Any], payload: Any
+    service: Service, node: dict[str, Any]
 ) -> None:
     uuid = node["uuid"]
-    resp = service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
-    assert resp.status_code == 202
-    service.wait_for(uuid, states.WAITING)
-    service.client.post(
-        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
-    )
-    assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
+    assert introspect(service, node, manage_boot=False)["state"] == states.FINISHED
     calls = {c for c, target in service.ironic.calls if target == uuid}
     assert "set_power_state" not in calls and "set_boot_device" not in calls
 
@@ -134,9 +108,7 @@ def test_manage_boot_refused_when_not_allowed(
 
 
 def test_abort_waiting(service: Service, node: dict[str, Any]) -> None:
-    uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}")
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     resp = service.client.post(f"/v1/introspection/{uuid}/abort")
     assert resp.status_code == 202
     status = service.wait_for(uuid, *states.FINAL)
@@ -145,16 +117,9 @@ def test_abort_waiting(service: Service, node: dict[str, Any]) -> None:
     assert service.ironic.nodes[uuid]["power_state"] == "power off"
 
 
-def test_abort_finished_is_invalid(
-    service: Service, node: dict[str, Any], payload: Any
-) -> None:
+def test_abort_finished_is_invalid(service: Service, node: dict[str, Any]) -> None:
     uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
-    service.wait_for(uuid, states.WAITING)
-    service.client.post(
-        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
-    )
-    service.wait_for(uuid, states.FINISHED)
+    assert introspect(service, node, manage_boot=False)["state"] == states.FINISHED
     resp = service.client.post(f"/v1/introspection/{uuid}/abort")
     assert resp.status_code == 400
     message = resp.get_json()["error"]["message"]
@@ -173,9 +138,7 @@ def test_abort_unknown(service: Service) -> None:
 
 
 def test_abort_locked(service: Service, node: dict[str, Any]) -> None:
-    uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}")
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     lock = service.rt.locks.get_lock(uuid)
     assert lock.acquire()
     try:
@@ -187,9 +150,7 @@ def test_abort_locked(service: Service, node: dict[str, Any]) -> None:
 
 
 def test_timeout(service: Service, node: dict[str, Any], conf: Any) -> None:
-    uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}")
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     with service.rt.db.session() as session:
         row = session.get(models.Introspection, uuid)
         assert row is not None
@@ -224,9 +185,7 @@ def test_double_start_while_starting_is_refused(
     service.wait_for(uuid, states.WAITING)
 
 
-def test_restart_from_error(
-    service: Service, node: dict[str, Any], payload: Any
-) -> None:
+def test_restart_from_error(service: Service, node: dict[str, Any]) -> None:
     uuid = node["uuid"]
     service.ironic.fail["set_power_state"] = exceptions.BaremetalError(
         reason="BMC unreachable"
@@ -239,12 +198,7 @@ def test_restart_from_error(
     assert status["state"] == states.ERROR
     assert "Failed to power on the node" in status["error"]
     assert "BMC unreachable" in status["error"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
-    service.client.post(
-        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
-    )
-    status = service.wait_for(uuid, *states.FINAL)
+    status = introspect(service, node)
     assert status["state"] == states.FINISHED and status["error"] is None
 
 
@@ -252,12 +206,9 @@ def test_ramdisk_error_ends_in_error(
     service: Service, node: dict[str, Any], payload: Any
 ) -> None:
     uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}")
-    service.wait_for(uuid, states.WAITING)
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
     data["error"] = "disk controller on fire"
-    assert service.client.post("/v1/continue", json=data).status_code == 200
-    status = service.wait_for(uuid, *states.FINAL)
+    status = introspect(service, node, data=data)
     assert status["state"] == states.ERROR
     assert "disk controller on fire" in status["error"]
     assert "cpus" not in service.ironic.nodes[uuid]["properties"]
@@ -274,11 +225,9 @@ def test_post_for_finished_node_changes_nothing(
 ) -> None:
     uuid = node["uuid"]
     bmc = node["driver_info"]["ipmi_address"]
-    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
-    service.wait_for(uuid, states.WAITING)
     mac = random_mac()
-    service.client.post("/v1/continue", json=payload(mac, bmc))
-    service.wait_for(uuid, states.FINISHED)
+    status = introspect(service, node, manage_boot=False, data=payload(mac, bmc))
+    assert status["state"] == states.FINISHED, status
     before = service.client.get(f"/v1/introspection/{uuid}/data/unprocessed").get_json()
     evil = payload(mac, bmc)
     evil["inventory"]["cpu"]["count"] = 1
@@ -291,10 +240,7 @@ def test_post_for_finished_node_changes_nothing(
 def test_reapply(service: Service, node: dict[str, Any], payload: Any) -> None:
     uuid = node["uuid"]
     bmc = node["driver_info"]["ipmi_address"]
-    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
-    service.wait_for(uuid, states.WAITING)
-    service.client.post("/v1/continue", json=payload(random_mac(), bmc))
-    service.wait_for(uuid, states.FINISHED)
+    assert introspect(service, node, manage_boot=False)["state"] == states.FINISHED
     service.ironic.nodes[uuid]["properties"]["cpus"] = 1
     resp = service.client.post(f"/v1/introspection/{uuid}/data/unprocessed")
     assert resp.status_code == 202
@@ -322,9 +268,7 @@ def test_reapply(service: Service, node: dict[str, Any], payload: Any) -> None:
 
 
 def test_reapply_waiting_is_invalid(service: Service, node: dict[str, Any]) -> None:
-    uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}")
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     resp = service.client.post(
         f"/v1/introspection/{uuid}/data/unprocessed", json={"inventory": {}}
     )
@@ -332,17 +276,10 @@ def test_reapply_waiting_is_invalid(service: Service, node: dict[str, Any]) -> N
     assert "no defined transition" in resp.get_json()["error"]["message"]
 
 
-def test_store_data_none(
-    service: Service, conf: Any, node: dict[str, Any], payload: Any
-) -> None:
+def test_store_data_none(service: Service, conf: Any, node: dict[str, Any]) -> None:
     conf.set_override("store_data", "none", group="processing")
     uuid = node["uuid"]
-    service.client.post(f"/v1/introspection/{uuid}?manage_boot=false")
-    service.wait_for(uuid, states.WAITING)
-    service.client.post(
-        "/v1/continue", json=payload(random_mac(), node["driver_info"]["ipmi_address"])
-    )
-    service.wait_for(uuid, states.FINISHED)
+    assert introspect(service, node, manage_boot=False)["state"] == states.FINISHED
     resp = service.client.get(f"/v1/introspection/{uuid}/data")
     assert resp.status_code == 404
     assert "store_data" in resp.get_json()["error"]["message"]

@@ -1,7 +1,6 @@
 """/healthcheck and /metrics on the standalone app (real SQLite and conductor)."""
 
 import dataclasses
-import random
 from typing import Any
 
 import pytest
@@ -11,8 +10,7 @@ from prometheus_client import parser
 from inspector import states
 from inspector.api.app import create_app
 from inspector.db import engine
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
+from tests.functional.conftest import Service, add_node, random_mac, start
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -92,12 +90,8 @@ def test_paths_can_be_disabled(
 
 def test_metrics_follow_an_introspection(service: Service, payload: Any) -> None:
     before = service.client.get("/metrics").get_data(as_text=True)
-    node = service.ironic.add_node(
-        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
-    )
-    uuid = node["uuid"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
+    node = add_node(service)
+    uuid = start(service, node)
     waiting = service.client.get("/metrics").get_data(as_text=True)
     assert (
         _metric(waiting, "ironic_inspector_introspections", state="waiting")

@@ -1,6 +1,5 @@
 """Pending Ironic writes and the reconcile, with an Ironic that fails on cue."""
 
-import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -8,8 +7,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.conductor import reconcile
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
+from tests.functional.conftest import Service, add_node, random_mac, start
 
 V120 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.20"}
 DOWN = exceptions.BaremetalError(reason="cannot reach Ironic: connection refused")
@@ -22,12 +20,8 @@ def _healthy_ironic(service: Service) -> Iterator[None]:
 
 
 def _to_waiting(service: Service) -> tuple[dict[str, Any], str]:
-    node = service.ironic.add_node(
-        name=f"n-{random.randrange(10**9)}", bmc=random_bmc()
-    )
-    assert service.client.post(f"/v1/introspection/{node['uuid']}").status_code == 202
-    service.wait_for(node["uuid"], states.WAITING)
-    return node, node["uuid"]
+    node = add_node(service)
+    return node, start(service, node)
 
 
 def _post(service: Service, payload: Any, node: dict[str, Any]) -> str:

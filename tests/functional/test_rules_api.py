@@ -1,14 +1,12 @@
 """The rules API over HTTP, and rules applied by a real introspection."""
 
-import random
 import uuid as uuid_mod
 from typing import Any
 
 import pytest
 
 from inspector import states
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
+from tests.functional.conftest import Service, introspect
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
 ACTION = {"action": "set-attribute", "path": "/extra/rule", "value": "hit"}
@@ -103,23 +101,7 @@ def test_bad_input(service: Service) -> None:
     assert rule_id in again.get_json()["error"]["message"]
 
 
-def _introspect(
-    service: Service, payload: Any, **extra: Any
-) -> tuple[str, dict[str, Any]]:
-    node = service.ironic.add_node(
-        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
-    )
-    node.update(extra)
-    service.ironic.nodes[node["uuid"]].update(extra)
-    uuid = node["uuid"]
-    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
-    service.wait_for(uuid, states.WAITING)
-    data = payload(random_mac(), node["driver_info"]["ipmi_address"])
-    assert service.client.post("/v1/continue", json=data).status_code == 200
-    return uuid, service.wait_for(uuid, *states.FINAL)
-
-
-def test_rules_shape_what_is_written(service: Service, payload: Any) -> None:
+def test_rules_shape_what_is_written(service: Service) -> None:
     rules = [
         {
             "conditions": [{"op": "gt", "field": "inventory.cpu.count", "value": 0}],
@@ -143,8 +125,9 @@ def test_rules_shape_what_is_written(service: Service, payload: Any) -> None:
     ]
     for body in rules:
         assert service.client.post("/v1/rules", json=body).status_code == 201
-    uuid, status = _introspect(service, payload)
+    status = introspect(service)
     assert status["state"] == states.FINISHED, status
+    uuid = status["uuid"]
     node = service.ironic.nodes[uuid]
     assert node["extra"]["cpu_model"]  # formatted from the data
     assert "rules:yes" in node["properties"]["capabilities"]
@@ -152,7 +135,7 @@ def test_rules_shape_what_is_written(service: Service, payload: Any) -> None:
 
 
 def test_matching_fail_rule_ends_in_error_and_writes_nothing(
-    service: Service, payload: Any
+    service: Service,
 ) -> None:
     service.client.post(
         "/v1/rules",
@@ -169,7 +152,8 @@ def test_matching_fail_rule_ends_in_error_and_writes_nothing(
             "actions": [{"action": "fail", "message": "This hardware is not welcome"}],
         },
     )
-    uuid, status = _introspect(service, payload)
+    status = introspect(service)
+    uuid = status["uuid"]
     assert status["state"] == states.ERROR
     assert status["error"] == "This hardware is not welcome"
     assert "touched" not in service.ironic.nodes[uuid].get("extra", {})

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from inspector.cmd import status
+from tests.functional.conftest import run_script
 
 BIN = pathlib.Path(sys.executable).parent
 
@@ -15,20 +16,13 @@ BIN = pathlib.Path(sys.executable).parent
 def _run(
     tmp_path: pathlib.Path, text: str, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    conf = tmp_path / "inspector.conf"
-    conf.write_text(text)
-    return subprocess.run(
-        [
-            str(BIN / "ironic-inspector-status"),
-            "--config-file",
-            str(conf),
-            "upgrade",
-            "check",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    return run_script(
+        tmp_path,
+        "ironic-inspector-status",
+        text,
+        "upgrade",
+        "check",
+        *extra,
         cwd=tmp_path,
     )
 

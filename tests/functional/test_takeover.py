@@ -1,21 +1,12 @@
 """Lost work is found and resumed; a stale worker never touches Ironic."""
 
-import random
 from typing import Any
 
 import pytest
 
 from inspector import states
 from inspector.db import introspections
-from tests.functional.conftest import Service
-from tests.functional.test_introspection_flow import random_bmc, random_mac
-
-
-@pytest.fixture
-def node(service: Service) -> dict[str, Any]:
-    return service.ironic.add_node(
-        name=f"node-{random.randrange(10**9)}", bmc=random_bmc()
-    )
+from tests.functional.conftest import Service, random_mac, start
 
 
 def _processing_left_by(
@@ -116,10 +107,7 @@ def test_stale_worker_stops_before_touching_ironic(
 def test_duplicate_delivery_does_nothing(
     service: Service, node: dict[str, Any]
 ) -> None:
-    uuid = node["uuid"]
-    resp = service.client.post(f"/v1/introspection/{uuid}")
-    assert resp.status_code == 202
-    service.wait_for(uuid, states.WAITING)
+    uuid = start(service, node)
     boots = service.ironic.calls.count(("set_boot_device", uuid))
     # the cast that started it carried version 1; it arrives a second time
     service.conductor.manager.start_introspection({}, uuid, 1)
