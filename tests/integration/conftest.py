@@ -1,17 +1,20 @@
-"""Real servers for the integration tests: Ironic, PostgreSQL, the inspector.
+"""Real servers for the integration tests: Ironic, PostgreSQL, the inspector,
+split clusters; and the helpers every module shares.
 
 Ironic comes from PyPI into a cached virtualenv (installed once per machine);
 every server listens on 127.0.0.1 on a free port and is stopped at the end.
 """
 
+import contextlib
 import itertools
 import pathlib
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Literal, Protocol
 
 import pytest
 import requests
+import sqlalchemy as sa
 
 from lab import machines
 from lab.enroll import IronicAPI, enroll_one
@@ -19,8 +22,15 @@ from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer, default_cache_dir
 from lab.machines import Machine
 from lab.postgres_server import PostgresServer
+from lab.split_cluster import ConductorServer, SplitCluster
 
 _indexes = itertools.count(1)
+
+MEMBERSHIP_TIMEOUT = 3
+"""Seconds before a dead conductor leaves the group, in every split cluster."""
+
+Node = tuple[Machine, str]
+"""An enrolled machine and its node UUID, as Lab.machine() returns them."""
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +66,9 @@ class Lab:
         if enroll_port is not None:
             machine.enroll_port = enroll_port
         return machine, enroll_one(self.api, machine)
+
+    def machines(self, count: int) -> list[Node]:
+        return [self.machine() for _ in range(count)]
 
 
 @pytest.fixture
@@ -101,3 +114,181 @@ class Client:
                 return body
             time.sleep(0.05)
         raise AssertionError(f"{node} never reached {wanted}: {body}")
+
+
+def wait_until(
+    predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1
+) -> float:
+    """Polls ``predicate`` until it is true; the seconds that took.
+
+    :raises AssertionError: naming ``what`` did not happen within ``timeout``.
+    """
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(interval)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def start(client: Client, uuid: str, query: str = "", *, retry_for: float = 0) -> float:
+    """Starts introspecting ``uuid``: the API must answer 202. For
+    ``retry_for`` seconds a 503 (no conductor reachable yet, a backend
+    restarting) is retried every 0.5 s. The seconds until it was accepted."""
+    started = time.monotonic()
+    while True:
+        resp = client.post(f"/v1/introspection/{uuid}{query}")
+        if resp.status_code == 202:
+            return time.monotonic() - started
+        assert resp.status_code == 503, resp.text
+        assert time.monotonic() - started < retry_for, resp.text
+        time.sleep(0.5)
+
+
+def introspect(
+    client: Client,
+    *nodes: Node,
+    query: str = "",
+    payload: dict[str, Any] | None = None,
+    until: Literal["waiting", "finished"] = "finished",
+    timeout: float = 30,
+) -> list[dict[str, Any]]:
+    """Introspects ``nodes`` as a client and their ramdisks do: starts each
+    (202) and waits until all are ``waiting``; then, unless ``until`` is
+    "waiting", posts each machine's ramdisk data (``payload`` instead, for a
+    single node; 200 naming the node) and waits for a final state. Returns
+    the last status of each node, in order."""
+    assert payload is None or len(nodes) == 1, "payload is for a single node"
+    for _machine, uuid in nodes:
+        start(client, uuid, query)
+    statuses = [client.wait_for(uuid, "waiting", timeout=timeout) for _m, uuid in nodes]
+    if until == "waiting":
+        return statuses
+    for machine, uuid in nodes:
+        resp = client.post("/v1/continue", json=payload or machine.payload())
+        assert resp.status_code == 200, resp.text
+        assert resp.json() == {"uuid": uuid}, resp.text
+    return [
+        client.wait_for(uuid, "finished", "error", timeout=timeout)
+        for _m, uuid in nodes
+    ]
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """One sample of a Prometheus exposition (0 when absent)."""
+    from prometheus_client import parser
+
+    for family in parser.text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
+
+
+def wait_for_router(
+    client: Client, alive: int, timeout: float = 10, streak: int = 5
+) -> None:
+    """Waits until the API routes by a view of ``alive`` live conductors.
+
+    The API caches the group members for a second; /metrics reports the
+    view of the answering API process (conductors_alive). Under Apache
+    several processes answer, hence a streak of agreeing scrapes.
+    """
+    seen: list[float] = []
+
+    def settled() -> bool:
+        text = client.get("/metrics").text
+        seen.append(metric(text, "ironic_inspector_conductors_alive"))
+        return seen[-streak:] == [alive] * streak
+
+    wait_until(
+        settled,
+        timeout,
+        f"the API did not route by {alive} live conductors (its views: {seen})",
+        interval=0.05,
+    )
+
+
+def kill(conductor: ConductorServer) -> None:
+    """SIGKILL, as a crash: it leaves the group only by its membership timeout."""
+    import signal
+
+    conductor.signal(signal.SIGKILL)
+    conductor.wait_exit(10)
+    conductor.stop()  # reaps it; pid is None from now on
+
+
+def ensure_conductors(
+    cluster: SplitCluster, count: int, names: Iterator[str] | None = None
+) -> SplitCluster:
+    """Forgets stopped conductors and starts new ones until ``count`` run.
+
+    A new one is named from ``names`` (a new host id: the work of a killed
+    one must be found as lost) or else ``lab-conductor-<position>``, which
+    may reuse a stopped one's name.
+    """
+    cluster.conductors = [c for c in cluster.conductors if c.pid is not None]
+    while len(cluster.conductors) < count:
+        if names is not None:
+            host = next(names)
+        else:
+            host = f"lab-conductor-{len(cluster.conductors) + 1}"
+        cluster.add_conductor(host)
+    return cluster
+
+
+class SplitFactory(Protocol):
+    def __call__(
+        self,
+        name: str,
+        *,
+        conductors: int = 3,
+        coordination: str = "etcd",
+        api_server: str = "local",
+        options: dict[str, dict[str, str]] | None = None,
+    ) -> contextlib.AbstractContextManager[SplitCluster]: ...
+
+
+@pytest.fixture(scope="session")
+def split_cluster(
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> SplitFactory:
+    """Makes split clusters (API and conductor processes, etcd or Redis,
+    RabbitMQ) on the session's Ironic and PostgreSQL: ``with
+    split_cluster(name, ...) as cluster``, where ``name`` picks the work
+    directory and the database ``inspector_<name>``."""
+
+    @contextlib.contextmanager
+    def make(
+        name: str,
+        *,
+        conductors: int = 3,
+        coordination: str = "etcd",
+        api_server: str = "local",
+        options: dict[str, dict[str, str]] | None = None,
+    ) -> Iterator[SplitCluster]:
+        cluster = SplitCluster(
+            tmp_path_factory.mktemp(name),
+            ironic.url,
+            conductors=conductors,
+            postgres=postgres,
+            database=f"inspector_{name}",
+            membership_timeout=MEMBERSHIP_TIMEOUT,
+            options=options,
+            api_server=api_server,
+            coordination=coordination,
+        )
+        with cluster:
+            yield cluster
+
+    return make
+
+
+@pytest.fixture
+def db(cluster: SplitCluster) -> Iterator[sa.engine.Engine]:
+    """The database of the module's split ``cluster``."""
+    engine = sa.create_engine(cluster.database_url)
+    yield engine
+    engine.dispose()

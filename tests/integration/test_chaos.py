@@ -10,7 +10,6 @@ over within the deadline. Bounded in time; everything on loopback.
 import concurrent.futures
 import itertools
 import random
-import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,12 +19,10 @@ import sqlalchemy as sa
 
 from lab import machines
 from lab.enroll import IronicAPI, enroll_one
-from lab.ironic_server import IronicServer
 from lab.machines import Machine
-from lab.postgres_server import PostgresServer
 from lab.ramdisk import post_continue
 from lab.split_cluster import ConductorServer, SplitCluster
-from tests.integration.conftest import Client
+from tests.integration.conftest import Client, SplitFactory, kill, start
 
 COUNT = 100
 DEADLINE = 240.0
@@ -34,18 +31,9 @@ _names = itertools.count(21)
 
 
 @pytest.fixture(scope="module")
-def cluster(
-    ironic: IronicServer,
-    postgres: PostgresServer,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[SplitCluster]:
-    split = SplitCluster(
-        tmp_path_factory.mktemp("chaos"),
-        ironic.url,
-        conductors=3,
-        postgres=postgres,
-        database="inspector_chaos",
-        membership_timeout=3,
+def cluster(split_cluster: SplitFactory) -> Iterator[SplitCluster]:
+    with split_cluster(
+        "chaos",
         options={
             "DEFAULT": {"introspection_delay": "0"},
             "coordination": {
@@ -54,8 +42,7 @@ def cluster(
                 "claim_timeout": "5",
             },
         },
-    )
-    with split:
+    ) as split:
         yield split
 
 
@@ -99,9 +86,7 @@ class Chaos:
     def kill(self) -> None:
         victim = self._busiest()
         owned = _owned(self.db, victim.host)
-        victim.signal(signal.SIGKILL)
-        victim.wait_exit(10)
-        victim._proc = None
+        kill(victim)
         self.orphans.append((victim.host, time.monotonic(), owned))
         self.log.append(f"SIGKILL {victim.host} owning {len(owned)} steps")
 
@@ -139,22 +124,15 @@ class Chaos:
 
 
 def _start_all(client: Client, uuids: list[str]) -> None:
-    def start(uuid: str) -> None:
-        deadline = time.monotonic() + 60
-        while True:
-            resp = client.post(f"/v1/introspection/{uuid}")
-            if resp.status_code == 202:
-                return
-            assert resp.status_code == 503 and time.monotonic() < deadline, resp.text
-            time.sleep(0.5)
-
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        list(pool.map(start, uuids))
+        list(pool.map(lambda uuid: start(client, uuid, retry_for=60), uuids))
 
 
-def test_chaos(cluster: SplitCluster, ironic_api: IronicAPI) -> None:
+@pytest.mark.timeout(900)  # DEADLINE, plus enrolling and a cluster start-up
+def test_chaos(
+    cluster: SplitCluster, ironic_api: IronicAPI, db: sa.engine.Engine
+) -> None:
     client = Client(cluster.url)
-    db = sa.create_engine(cluster.database_url)
     lab_machines: list[Machine] = [
         machines.make_machine(5000 + index, seed=11) for index in range(COUNT)
     ]
@@ -214,9 +192,8 @@ def test_chaos(cluster: SplitCluster, ironic_api: IronicAPI) -> None:
         starter.result()
     finally:
         ramdisks.shutdown(wait=True)
-        db.dispose()
     elapsed = time.monotonic() - started
-    states = _states(sa.create_engine(cluster.database_url))
+    states = _states(db)
     counts: dict[str, int] = {}
     for state, _owner, _error in states.values():
         counts[state] = counts.get(state, 0) + 1

@@ -9,7 +9,7 @@ from lab import lldp
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.machines import unknown_machine
-from tests.integration.conftest import Client, Lab, start_inspector
+from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 HOOKS = (
     "$default_processing_hooks,lldp_basic,local_link_connection,"
@@ -82,10 +82,8 @@ def test_discovery_enrolls_an_unknown_machine(client: Client, lab: Lab) -> None:
 
 def test_lldp_lands_in_the_port(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine(enroll_port=True)
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    assert client.post("/v1/continue", json=machine.payload()).status_code == 200
-    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    (status,) = introspect(client, (machine, uuid))
+    assert status["state"] == "finished", status
     (port,) = lab.api.ports(uuid)
     pxe = machine.inventory["interfaces"][0]
     assert port["local_link_connection"] == _expected_link(pxe)
@@ -115,10 +113,8 @@ def test_optional_hooks_land_in_ironic(client: Client, lab: Lab) -> None:
         ["cpu", "logical", "number", str(machine.cpus)],
         ["system", "product", "vendor", "lab"],
     ]
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    assert client.post("/v1/continue", json=payload).status_code == 200
-    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    (status,) = introspect(client, (machine, uuid), payload=payload)
+    assert status["state"] == "finished", status
     node = lab.api.node(uuid)
     gpus = len(machine.gpus) + 1
     assert node["properties"]["accel_count"] == gpus

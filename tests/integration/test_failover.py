@@ -14,30 +14,27 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from lab.ironic_server import IronicServer
-from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
-from tests.integration.conftest import Client, Lab
+from tests.integration.conftest import (
+    Client,
+    Lab,
+    Node,
+    SplitFactory,
+    ensure_conductors,
+    kill,
+    start,
+    wait_until,
+)
 
-_spares = itertools.count(11)
-MEMBERSHIP_TIMEOUT = 3
+_spares = (f"lab-conductor-{n}" for n in itertools.count(11))
 DELAY = 3.0
 LEASE = 3.0
 
 
 @pytest.fixture(scope="module")
-def cluster(
-    ironic: IronicServer,
-    postgres: PostgresServer,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[SplitCluster]:
-    split = SplitCluster(
-        tmp_path_factory.mktemp("failover"),
-        ironic.url,
-        conductors=3,
-        postgres=postgres,
-        database="inspector_failover",
-        membership_timeout=MEMBERSHIP_TIMEOUT,
+def cluster(split_cluster: SplitFactory) -> Iterator[SplitCluster]:
+    with split_cluster(
+        "failover",
         options={
             "DEFAULT": {"introspection_delay": str(DELAY)},
             "coordination": {
@@ -46,26 +43,15 @@ def cluster(
                 "claim_timeout": "5",
             },
         },
-    )
-    with split:
+    ) as split:
         yield split
 
 
 @pytest.fixture
 def running(cluster: SplitCluster) -> SplitCluster:
-    """Three live conductors (replacing any a previous test killed)."""
-    cluster.conductors = [c for c in cluster.conductors if c.pid is not None]
-    while len(cluster.conductors) < 3:
-        # a new host id: the killed one's work must be found as lost
-        cluster.add_conductor(f"lab-conductor-{next(_spares)}")
-    return cluster
-
-
-@pytest.fixture
-def db(cluster: SplitCluster) -> Iterator[sa.engine.Engine]:
-    engine = sa.create_engine(cluster.database_url)
-    yield engine
-    engine.dispose()
+    """Three live conductors (replacing any a previous test killed, under a
+    new host id: the killed one's work must be found as lost)."""
+    return ensure_conductors(cluster, 3, _spares)
 
 
 def rows(db: sa.engine.Engine, uuids: list[str]) -> dict[str, Any]:
@@ -92,15 +78,6 @@ def by_host(cluster: SplitCluster, host: str) -> ConductorServer:
     return next(c for c in cluster.conductors if c.host == host)
 
 
-def wait(predicate: Any, timeout: float, what: str) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(0.1)
-    raise AssertionError(f"{what} within {timeout} s")
-
-
 def pending_owner(
     db: sa.engine.Engine, uuids: list[str], client: Client, lab: Lab
 ) -> tuple[str, str]:
@@ -121,14 +98,15 @@ def pending_owner(
                 return True
         return False
 
-    wait(one, 20, "no node waits for its power-on slot")
+    wait_until(one, 20, "no node waits for its power-on slot")
     return found[0]
 
 
-def start(client: Client, lab: Lab, count: int) -> list[str]:
-    uuids = [lab.machine()[1] for _ in range(count)]
+def start_all(client: Client, lab: Lab, count: int) -> list[str]:
+    """Starts ``count`` new introspections without waiting for them."""
+    uuids = [uuid for _machine, uuid in lab.machines(count)]
     for uuid in uuids:
-        assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+        start(client, uuid)
     return uuids
 
 
@@ -136,13 +114,11 @@ def test_killed_owner_work_is_resumed_and_spacing_holds(
     running: SplitCluster, db: sa.engine.Engine, lab: Lab
 ) -> None:
     client = Client(running.url)
-    uuids = start(client, lab, 4)
+    uuids = start_all(client, lab, 4)
     uuid, host = pending_owner(db, uuids, client, lab)
     victim = by_host(running, host)
-    victim.signal(signal.SIGKILL)
     killed_at = time.monotonic()
-    victim.wait_exit(10)
-    victim._proc = None
+    kill(victim)
 
     powered: dict[str, float] = {}
 
@@ -152,7 +128,7 @@ def test_killed_owner_work_is_resumed_and_spacing_holds(
                 powered[each] = time.monotonic()
         return len(powered) == len(uuids)
 
-    wait(all_on, 60, "not every node was powered on")
+    wait_until(all_on, 60, "not every node was powered on")
     body = client.wait_for(uuid, "waiting", timeout=30)
     assert body["error"] is None
     resumed_after = powered[uuid] - killed_at
@@ -174,14 +150,11 @@ def test_killed_owner_work_is_resumed_and_spacing_holds(
 
 
 def test_leader_moves_when_it_dies(running: SplitCluster, db: sa.engine.Engine) -> None:
-    wait(lambda: leader(db) is not None, 10, "no leader")
+    wait_until(lambda: leader(db) is not None, 10, "no leader")
     first = leader(db)
     assert first is not None
-    victim = by_host(running, first)
-    victim.signal(signal.SIGKILL)
-    victim.wait_exit(10)
-    victim._proc = None
-    took = wait(
+    kill(by_host(running, first))
+    took = wait_until(
         lambda: leader(db) not in (None, first),
         2 * LEASE + 2,
         "leadership did not move",
@@ -193,12 +166,12 @@ def test_paused_owner_is_fenced_and_rejoins(
     running: SplitCluster, db: sa.engine.Engine, lab: Lab
 ) -> None:
     client = Client(running.url)
-    uuids = start(client, lab, 3)
+    uuids = start_all(client, lab, 3)
     uuid, host = pending_owner(db, uuids, client, lab)
     paused = by_host(running, host)
     paused.signal(signal.SIGSTOP)
     try:
-        wait(
+        wait_until(
             lambda: (
                 rows(db, [uuid])[uuid].owner not in (None, host)
                 or rows(db, [uuid])[uuid].state != "starting"
@@ -210,7 +183,7 @@ def test_paused_owner_is_fenced_and_rejoins(
     finally:
         paused.signal(signal.SIGCONT)
     # the woken conductor finds its step taken and drops it, untouched
-    wait(
+    wait_until(
         lambda: (
             f"Node {uuid} changed while starting; dropping this work"
             in paused.log_tail(10**6)
@@ -224,17 +197,10 @@ def test_paused_owner_is_fenced_and_rejoins(
         client.post(f"/v1/introspection/{each}/abort")
 
 
-def _introspect_soon(client: Client, lab: Lab, within: float) -> tuple[Any, str, float]:
+def _introspect_soon(client: Client, lab: Lab, within: float) -> tuple[Node, float]:
     """Start one introspection, retrying 503s; seconds until it was taken."""
-    machine, uuid = lab.machine()
-    started = time.monotonic()
-    while True:
-        resp = client.post(f"/v1/introspection/{uuid}")
-        if resp.status_code == 202:
-            return machine, uuid, time.monotonic() - started
-        assert resp.status_code == 503, resp.text
-        assert time.monotonic() - started < within, resp.text
-        time.sleep(0.5)
+    node = lab.machine()
+    return node, start(client, node[1], retry_for=within)
 
 
 @pytest.mark.parametrize("server", ["rabbitmq", "etcd"])
@@ -244,13 +210,13 @@ def test_backend_restart_loses_nothing(
     """Restart the broker or etcd with an introspection waiting for its
     ramdisk: it still finishes, and new work is taken within seconds."""
     client = Client(running.url)
-    machine, waiting, _ = _introspect_soon(client, lab, 10)
+    (machine, waiting), _ = _introspect_soon(client, lab, 10)
     client.wait_for(waiting, "waiting", timeout=30)
     backend = running.rabbit if server == "rabbitmq" else running.etcd
     backend.stop()
     backend.start()
     restarted = time.monotonic()
-    _fresh, uuid, took = _introspect_soon(client, lab, 30)
+    (_fresh, uuid), took = _introspect_soon(client, lab, 30)
     body = client.wait_for(uuid, "waiting", "error", timeout=60)
     assert body["state"] == "waiting", body
     recovered = time.monotonic() - restarted
@@ -273,7 +239,7 @@ def test_outage_answers_503_fast_and_recovers(
     it, actions answer 503 within 5 s (never hang); afterwards everything
     works again without restarting anything."""
     client = Client(running.url)
-    _machine, known, _ = _introspect_soon(client, lab, 10)
+    (_machine, known), _ = _introspect_soon(client, lab, 10)
     client.wait_for(known, "waiting", timeout=30)
     _spare, uuid = lab.machine()
     postgres = running.postgres
@@ -318,7 +284,7 @@ def test_outage_answers_503_fast_and_recovers(
             running.etcd.start()
         else:
             postgres.resume()
-    _machine, again, took = _introspect_soon(client, lab, 60)
+    (_machine, again), took = _introspect_soon(client, lab, 60)
     body = client.wait_for(again, "waiting", "error", timeout=60)
     assert body["state"] == "waiting", body
     print(f"{server} back: new work accepted after {took:.1f} s")

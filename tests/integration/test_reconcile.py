@@ -12,7 +12,7 @@ import pytest
 from lab.enroll import IronicAPI
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer, default_cache_dir
-from tests.integration.conftest import Client, Lab, start_inspector
+from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 BIN = Path(sys.executable).parent
 V120 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.20"}
@@ -65,11 +65,8 @@ def test_ironic_stopped_mid_processing(
 ) -> None:
     client = Client(inspector.url)
     lab = Lab(IronicAPI(own_ironic.url), seed=13)
-    machines = [lab.machine() for _ in range(20)]
-    for _machine, uuid in machines:
-        assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    for _machine, uuid in machines:
-        client.wait_for(uuid, "waiting", timeout=60)
+    machines = lab.machines(20)
+    introspect(client, *machines, until="waiting", timeout=60)
     for machine, _uuid in machines:
         assert client.post("/v1/continue", json=machine.payload()).status_code == 200
     own_ironic.stop()  # while the conductor processes them
@@ -155,16 +152,13 @@ def test_rebuild_after_losing_the_database(
     )
     client = Client(server.url)
     lab = Lab(IronicAPI(own_ironic.url), seed=17)
-    machines = [lab.machine() for _ in range(3)]
+    machines = lab.machines(3)
     try:
-        for _machine, uuid in machines:
-            assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-        for machine, uuid in machines:
-            client.wait_for(uuid, "waiting")
-            client.post("/v1/continue", json=machine.payload())
         before = {}
-        for _machine, uuid in machines:
-            before[uuid] = client.wait_for(uuid, "finished", "error")
+        for (_machine, uuid), status in zip(
+            machines, introspect(client, *machines), strict=True
+        ):
+            before[uuid] = status
             assert before[uuid]["state"] == "finished"
         assert server.stop() == 0
         (work / "inspector.sqlite").unlink()  # the database is lost

@@ -8,7 +8,7 @@ import pytest
 
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
-from tests.integration.conftest import Client, Lab, start_inspector
+from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 GiB = 1024**3
 
@@ -33,13 +33,6 @@ def client(inspector: InspectorServer) -> Iterator[Client]:
 def _rule(client: Client, body: dict[str, Any]) -> None:
     resp = client.post("/v1/rules", json=body)
     assert resp.status_code == 201, resp.text
-
-
-def _introspect(client: Client, lab: Lab, uuid: str, payload: Any) -> dict[str, Any]:
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    assert client.post("/v1/continue", json=payload).status_code == 200
-    return client.wait_for(uuid, "finished", "error")
 
 
 def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
@@ -99,7 +92,7 @@ def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
             "actions": [{"action": "fail", "message": "out of scope"}],
         },
     )
-    status = _introspect(client, lab, uuid, machine.payload())
+    (status,) = introspect(client, (machine, uuid))
     assert status["state"] == "finished", status
     node = lab.api.node(uuid)
     assert node["extra"]["cpus"] == str(machine.cpus)
@@ -131,7 +124,7 @@ def test_matching_fail_rule_ends_in_error(client: Client, lab: Lab) -> None:
             ],
         },
     )
-    status = _introspect(client, lab, uuid, machine.payload())
+    (status,) = introspect(client, (machine, uuid))
     assert status["state"] == "error"
     assert status["error"] == f"{machine.memory_mb} MiB is not enough"
     node = lab.api.node(uuid)
@@ -153,7 +146,7 @@ def test_root_device_hints_choose_the_disk(client: Client, lab: Lab) -> None:
             }
         ],
     )
-    status = _introspect(client, lab, uuid, machine.payload())
+    (status,) = introspect(client, (machine, uuid))
     assert status["state"] == "finished", status
     assert lab.api.node(uuid)["properties"]["local_gb"] == largest["size"] // GiB - 1
     data = client.get(f"/v1/introspection/{uuid}/data").json()
@@ -162,7 +155,7 @@ def test_root_device_hints_choose_the_disk(client: Client, lab: Lab) -> None:
 
 def test_reapply_with_a_new_body_changes_ironic(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine()
-    status = _introspect(client, lab, uuid, machine.payload())
+    (status,) = introspect(client, (machine, uuid))
     assert status["state"] == "finished", status
     _rule(
         client,

@@ -3,7 +3,6 @@ interface, the HTTP view, the CLI view and the routing decision agree.
 Split mode on etcd and on Redis (the standalone shape: functional tests)."""
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -13,34 +12,31 @@ from typing import Any
 
 import pytest
 
-from lab.ironic_server import IronicServer
-from lab.postgres_server import PostgresServer
 from lab.split_cluster import SplitCluster
-from tests.integration.conftest import Client, Lab
+from tests.integration.conftest import (
+    MEMBERSHIP_TIMEOUT,
+    Client,
+    Lab,
+    SplitFactory,
+    introspect,
+    kill,
+    wait_for_router,
+    wait_until,
+)
 
-MEMBERSHIP_TIMEOUT = 3
 V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
 BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module", params=["etcd", "redis"])
 def cluster(
-    request: pytest.FixtureRequest,
-    ironic: IronicServer,
-    postgres: PostgresServer,
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, split_cluster: SplitFactory
 ) -> Iterator[SplitCluster]:
-    split = SplitCluster(
-        tmp_path_factory.mktemp(f"group-{request.param}"),
-        ironic.url,
-        conductors=3,
-        postgres=postgres,
-        database=f"inspector_group_{request.param}",
-        membership_timeout=MEMBERSHIP_TIMEOUT,
+    with split_cluster(
+        f"group_{request.param}",
         coordination=request.param,
         options={"DEFAULT": {"introspection_delay": "0"}},
-    )
-    with split:
+    ) as split:
         yield split
 
 
@@ -80,15 +76,10 @@ def cli_view(cluster: SplitCluster) -> dict[str, tuple[bool, bool, Any]]:
 
 def routed(client: Client, lab: Lab, cluster: SplitCluster, count: int) -> set[str]:
     """Hosts that booted ``count`` new introspections (then aborted)."""
-    uuids = []
-    for _ in range(count):
-        _machine, uuid = lab.machine()
-        resp = client.post(f"/v1/introspection/{uuid}")
-        assert resp.status_code == 202, resp.text
-        uuids.append(uuid)
+    nodes = lab.machines(count)
+    introspect(client, *nodes, until="waiting")
     hosts = set()
-    for uuid in uuids:
-        client.wait_for(uuid, "waiting")
+    for _machine, uuid in nodes:
         hosts |= {
             c.host
             for c in cluster.conductors
@@ -117,6 +108,36 @@ def routable(view: dict[str, Any]) -> set[str]:
     return {h for h, (alive, enabled, _r) in view.items() if alive and enabled}
 
 
+def routes_around(
+    client: Client, lab: Lab, cluster: SplitCluster, hosts: set[str]
+) -> None:
+    """Waits until the API's routing (behind its member cache) sends new
+    work only to ``hosts``: probes of two introspections, until two probes
+    in a row do."""
+    seen: list[set[str]] = []
+
+    def settled() -> bool:
+        seen.append(routed(client, lab, cluster, 2))
+        return all(probe <= hosts for probe in seen[-2:]) and len(seen) >= 2
+
+    wait_until(settled, 30, f"work still went outside {hosts}: {seen}", interval=0)
+
+
+def refused_start(client: Client, lab: Lab, timeout: float = 10) -> Any:
+    """Starts new introspections until the API refuses one (while its member
+    cache is behind, one may still be accepted); the refusal."""
+    deadline = time.monotonic() + timeout
+    accepted: list[str] = []
+    while True:
+        _machine, uuid = lab.machine()
+        resp = client.post(f"/v1/introspection/{uuid}")
+        if resp.status_code != 202:
+            return resp
+        accepted.append(uuid)
+        assert time.monotonic() < deadline, f"the API kept accepting work: {accepted}"
+        time.sleep(0.1)
+
+
 def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     client = Client(cluster.url)
     c1, c2, c3 = (c.host for c in cluster.conductors)
@@ -135,7 +156,8 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     assert "warning" not in resp.json()
     view = agree(client, cluster)
     assert view[c1] == (True, False, "maintenance")
-    time.sleep(1.5)  # the API's member cache (1 s)
+    # the API routes by its member cache (1 s): probe until it leaves c1 out
+    routes_around(client, lab, cluster, {c2, c3})
     assert routed(client, lab, cluster, 8) <= routable(view) == {c2, c3}
     assert first.pid is not None  # drained, not stopped
 
@@ -156,14 +178,13 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     assert c3 not in view
 
     # a disabled conductor dies: still listed (its state stays), not alive
-    cluster.conductors[1].signal(signal.SIGKILL)
-    cluster.conductors[1].stop()
+    kill(cluster.conductors[1])
     view = agree(
         client, cluster, until=lambda v: not v[c2][0], timeout=MEMBERSHIP_TIMEOUT + 15
     )
     assert view[c2] == (False, False, "disk swap")
     assert routable(view) == {c1}
-    time.sleep(1.5)
+    wait_for_router(client, alive=1)  # c2's death has reached the API's cache
     assert routed(client, lab, cluster, 3) == {c1}
 
     # it comes back under the same name: alive, and still disabled
@@ -176,9 +197,7 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     resp = client.patch(f"/v1/conductors/{c1}", headers=V119, json={"enabled": False})
     assert resp.status_code == 200
     assert "last enabled conductor" in resp.json()["warning"]
-    time.sleep(1.5)
-    _machine, uuid = lab.machine()
-    refused = client.post(f"/v1/introspection/{uuid}")
+    refused = refused_start(client, lab)
     assert refused.status_code == 503
     assert "every live conductor is disabled" in refused.json()["error"]["message"]
     for host in (c1, c2):

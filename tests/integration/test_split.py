@@ -6,7 +6,6 @@ conductors (ironic-inspector-conductor) as separate processes.
 
 import pathlib
 import re
-import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,32 +16,30 @@ from tooz import coordination
 from inspector.coordination.backend import GROUP_ID
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
-from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
-from tests.integration.conftest import Client, Lab, start_inspector
-
-MEMBERSHIP_TIMEOUT = 3
+from tests.integration.conftest import (
+    MEMBERSHIP_TIMEOUT,
+    Client,
+    Lab,
+    SplitFactory,
+    ensure_conductors,
+    introspect,
+    kill,
+    metric,
+    start_inspector,
+    wait_for_router,
+)
 
 
 @pytest.fixture(scope="module", params=["local", "apache"])
 def split(
-    request: pytest.FixtureRequest,
-    ironic: IronicServer,
-    postgres: PostgresServer,
-    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest, split_cluster: SplitFactory
 ) -> Iterator[SplitCluster]:
     """The whole scenario runs twice: the API on its own threaded server,
     then under a real Apache with mod_wsgi daemon processes."""
-    cluster = SplitCluster(
-        tmp_path_factory.mktemp("split"),
-        ironic.url,
-        conductors=0,
-        postgres=postgres,
-        database=f"inspector_split_{request.param}",
-        membership_timeout=MEMBERSHIP_TIMEOUT,
-        api_server=request.param,
-    )
-    with cluster:
+    with split_cluster(
+        f"split_{request.param}", conductors=0, api_server=request.param
+    ) as cluster:
         yield cluster
     for conductor in cluster.conductors:
         assert "Traceback" not in conductor.log_tail(10**6), conductor.log_tail()
@@ -51,10 +48,7 @@ def split(
 @pytest.fixture
 def cluster(split: SplitCluster) -> SplitCluster:
     """The split cluster with three running conductors."""
-    split.conductors = [c for c in split.conductors if c.pid is not None]
-    while len(split.conductors) < 3:
-        split.add_conductor(f"lab-conductor-{len(split.conductors) + 1}")
-    return split
+    return ensure_conductors(split, 3)
 
 
 @pytest.fixture
@@ -96,16 +90,9 @@ def test_no_conductor_answers_503(split: SplitCluster, lab: Lab) -> None:
 def test_work_spreads_and_continues_on_another_conductor(
     client: Client, cluster: SplitCluster, lab: Lab
 ) -> None:
-    nodes = [lab.machine() for _ in range(20)]
-    for _machine, uuid in nodes:
-        assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    for _machine, uuid in nodes:
-        client.wait_for(uuid, "waiting")
-    for machine, uuid in nodes:
-        resp = client.post("/v1/continue", json=machine.payload())
-        assert resp.status_code == 200 and resp.json() == {"uuid": uuid}
-    for _machine, uuid in nodes:
-        assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    nodes = lab.machines(20)
+    for status in introspect(client, *nodes):
+        assert status["state"] == "finished", status
     starters, finishers = {}, {}
     for _machine, uuid in nodes:
         started = owner(cluster.conductors, f"Node {uuid} is booting")
@@ -121,13 +108,9 @@ def test_work_spreads_and_continues_on_another_conductor(
 
 
 def _introspect_all(client: Client, lab: Lab, count: int) -> list[str]:
-    uuids = [lab.machine()[1] for _ in range(count)]
-    for uuid in uuids:
-        resp = client.post(f"/v1/introspection/{uuid}")
-        assert resp.status_code == 202, resp.text
-    for uuid in uuids:
-        client.wait_for(uuid, "waiting", timeout=20)
-    return uuids
+    """Starts ``count`` new introspections; their UUIDs, once all wait."""
+    statuses = introspect(client, *lab.machines(count), until="waiting", timeout=20)
+    return [status["uuid"] for status in statuses]
 
 
 def test_clean_stop_leaves_group_at_once(
@@ -138,7 +121,7 @@ def test_clean_stop_leaves_group_at_once(
     assert leaving.stop() == 0, leaving.log_tail()
     assert "left the group" in leaving.log_tail(10**6)
     assert leaving.host not in etcd_members()
-    time.sleep(1.2)  # the API's member cache
+    wait_for_router(client, alive=len(cluster.conductors) - 1)
     uuids = _introspect_all(client, lab, 6)
     survivors = [c for c in cluster.conductors if c is not leaving]
     for uuid in uuids:
@@ -149,14 +132,13 @@ def test_killed_conductor_stops_being_picked(
     client: Client, cluster: SplitCluster, lab: Lab, etcd_members: Any
 ) -> None:
     victim = cluster.conductors[-1]
-    victim.signal(signal.SIGKILL)
     killed_at = time.monotonic()
+    kill(victim)
     while victim.host in etcd_members():
         assert time.monotonic() - killed_at < MEMBERSHIP_TIMEOUT + 5
         time.sleep(0.1)
     gone_after = time.monotonic() - killed_at
-    victim.stop()
-    time.sleep(1.2)  # the API's member cache
+    wait_for_router(client, alive=len(cluster.conductors) - 1)
     uuids = _introspect_all(client, lab, 6)
     assert gone_after <= MEMBERSHIP_TIMEOUT + 2, gone_after
     for uuid in uuids:
@@ -167,10 +149,8 @@ def test_lock_held_elsewhere_gives_409(
     client: Client, cluster: SplitCluster, lab: Lab
 ) -> None:
     machine, uuid = lab.machine()
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    client.post("/v1/continue", json=machine.payload())
-    client.wait_for(uuid, "finished")
+    (status,) = introspect(client, (machine, uuid))
+    assert status["state"] == "finished", status
     other = coordination.get_coordinator(cluster.etcd.tooz_url(), b"other-conductor")
     other.start()
     lock = other.get_lock(f"ironic_inspector.{uuid}".encode())
@@ -236,8 +216,7 @@ def _error_answers(client: Client, lab: Lab) -> dict[str, tuple[int, str]]:
         resp = getattr(client.http, method)(client.url + path, timeout=30, **kwargs)
         answers[name] = (resp.status_code, UUID_RE.sub("<uuid>", resp.text))
     # state-dependent errors on a node of this shape
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
+    introspect(client, (machine, uuid), until="waiting")
     resp = client.post(f"/v1/introspection/{uuid}/data/unprocessed")
     answers["reapply while waiting"] = (
         resp.status_code,
@@ -267,16 +246,6 @@ def test_same_errors_in_both_shapes(
         assert 400 <= code < 500, name
 
 
-def _metric(text: str, name: str, **labels: str) -> float:
-    from prometheus_client import parser
-
-    for family in parser.text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and sample.labels == labels:
-                return float(sample.value)
-    return 0.0
-
-
 def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> None:
     """/healthcheck and /metrics through the API (its own server, then
     Apache with two daemon processes that share their recorded values), and
@@ -304,27 +273,27 @@ def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> 
         uuids = _introspect_all(client, lab, 6)
         scrapes = [client.get("/metrics").text for _ in range(6)]
         counts = {
-            _metric(s, "ironic_inspector_ironic_call_seconds_count", call="get_node")
+            metric(s, "ironic_inspector_ironic_call_seconds_count", call="get_node")
             for s in scrapes
         }
         # every API process answers with the values of all of them
         assert len(counts) == 1, counts
         assert (
             counts.pop()
-            >= _metric(
+            >= metric(
                 before, "ironic_inspector_ironic_call_seconds_count", call="get_node"
             )
             + 6
         )
-        assert _metric(scrapes[0], "ironic_inspector_conductors_alive") == 4
+        assert metric(scrapes[0], "ironic_inspector_conductors_alive") == 4
         assert (
-            _metric(scrapes[0], "ironic_inspector_introspections", state="waiting") >= 6
+            metric(scrapes[0], "ironic_inspector_introspections", state="waiting") >= 6
         )
         log = extra.log_tail(10**6)
         booted = sum(f"Node {uuid} is booting" in log for uuid in uuids)
         extra_after = requests.get(exporter, timeout=5).text
         name = "ironic_inspector_ironic_call_seconds_count"
-        grew = _metric(extra_after, name, call="set_boot_device") - _metric(
+        grew = metric(extra_after, name, call="set_boot_device") - metric(
             extra_before, name, call="set_boot_device"
         )
         assert grew == booted, (grew, booted)

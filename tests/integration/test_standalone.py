@@ -4,7 +4,6 @@ import pathlib
 import signal
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -12,7 +11,7 @@ from lab.enroll import IronicAPI
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.postgres_server import PostgresServer
-from tests.integration.conftest import Client, Lab, start_inspector
+from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
 
@@ -49,16 +48,9 @@ def wait_power(api: IronicAPI, uuid: str, state: str, timeout: float = 15) -> No
     raise AssertionError(f"node {uuid} never reached power state {state}")
 
 
-def introspect(client: Client, lab: Lab, query: str = "") -> tuple[Any, str]:
-    machine, uuid = lab.machine()
-    resp = client.post(f"/v1/introspection/{uuid}{query}")
-    assert resp.status_code == 202, resp.text
-    client.wait_for(uuid, "waiting")
-    return machine, uuid
-
-
 def test_happy_path_writes_ironic(client: Client, lab: Lab) -> None:
-    machine, uuid = introspect(client, lab)
+    machine, uuid = lab.machine()
+    introspect(client, (machine, uuid), until="waiting")
     wait_power(lab.api, uuid, "power on")
     resp = client.post("/v1/continue", json=machine.payload())
     assert resp.status_code == 200 and resp.json() == {"uuid": uuid}
@@ -94,7 +86,9 @@ def test_lookup_by_bmc_and_by_name(client: Client, lab: Lab) -> None:
 
 
 def test_manage_boot_false(client: Client, lab: Lab) -> None:
-    machine, uuid = introspect(client, lab, "?manage_boot=false")
+    node = lab.machine()
+    machine, uuid = node
+    introspect(client, node, query="?manage_boot=false", until="waiting")
     assert lab.api.node(uuid)["power_state"] in (None, "power off")
     client.post("/v1/continue", json=machine.payload())
     assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
@@ -104,7 +98,9 @@ def test_manage_boot_false(client: Client, lab: Lab) -> None:
 
 
 def test_abort(client: Client, lab: Lab) -> None:
-    _machine, uuid = introspect(client, lab)
+    node = lab.machine()
+    _machine, uuid = node
+    introspect(client, node, until="waiting")
     wait_power(lab.api, uuid, "power on")
     assert client.post(f"/v1/introspection/{uuid}/abort").status_code == 202
     status = client.wait_for(uuid, "error")
@@ -121,12 +117,12 @@ def test_unknown_mac_is_404(client: Client, lab: Lab) -> None:
 
 
 def test_invalid_transition_and_double_start(client: Client, lab: Lab) -> None:
-    machine, uuid = introspect(client, lab)
+    node = lab.machine()
+    _machine, uuid = node
+    introspect(client, node, until="waiting")
     # waiting -> start is a restart; the node stays under introspection
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    client.post("/v1/continue", json=machine.payload())
-    client.wait_for(uuid, "finished")
+    (status,) = introspect(client, node)
+    assert status["state"] == "finished", status
     resp = client.post(f"/v1/introspection/{uuid}/abort")
     assert resp.status_code == 400
     assert "no defined transition" in resp.json()["error"]["message"]
@@ -134,23 +130,25 @@ def test_invalid_transition_and_double_start(client: Client, lab: Lab) -> None:
 
 
 def test_restart_from_error(client: Client, lab: Lab) -> None:
-    machine, uuid = introspect(client, lab)
+    node = lab.machine()
+    machine, uuid = node
     payload = machine.payload()
     payload["error"] = "simulated ramdisk failure"
-    client.post("/v1/continue", json=payload)
-    status = client.wait_for(uuid, "error")
+    (status,) = introspect(client, node, payload=payload)
+    assert status["state"] == "error", status
     assert "Ramdisk reported error: simulated ramdisk failure" == status["error"]
     assert "cpus" not in lab.api.node(uuid)["properties"]
-    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
-    client.wait_for(uuid, "waiting")
-    client.post("/v1/continue", json=machine.payload())
-    status = client.wait_for(uuid, "finished")
+    (status,) = introspect(client, node)
+    assert status["state"] == "finished", status
     assert status["error"] is None
     assert lab.api.node(uuid)["properties"]["cpus"] == machine.cpus
 
 
 def test_pagination_and_filter(client: Client, lab: Lab) -> None:
-    uuids = [introspect(client, lab)[1] for _ in range(3)]
+    nodes = lab.machines(3)
+    for node in nodes:  # one after the other: the listing is newest first
+        introspect(client, node, until="waiting")
+    uuids = [uuid for _machine, uuid in nodes]
     first = client.get("/v1/introspection?limit=2").json()["introspection"]
     assert len(first) == 2
     second = client.get(f"/v1/introspection?limit=2&marker={first[-1]['uuid']}")
@@ -201,7 +199,9 @@ def short_lived(
 
 def test_timeout(short_lived: InspectorServer, lab: Lab) -> None:
     client = Client(short_lived.url)
-    _machine, uuid = introspect(client, lab)
+    node = lab.machine()
+    _machine, uuid = node
+    introspect(client, node, until="waiting")
     status = client.wait_for(uuid, "error", timeout=15)
     assert status["error"] == "Introspection timeout"
     wait_power(lab.api, uuid, "power off")
@@ -209,9 +209,10 @@ def test_timeout(short_lived: InspectorServer, lab: Lab) -> None:
 
 def test_store_data_none(short_lived: InspectorServer, lab: Lab) -> None:
     client = Client(short_lived.url)
-    machine, uuid = introspect(client, lab)
-    client.post("/v1/continue", json=machine.payload())
-    assert client.wait_for(uuid, "finished", "error")["state"] == "finished"
+    node = lab.machine()
+    _machine, uuid = node
+    (status,) = introspect(client, node)
+    assert status["state"] == "finished", status
     resp = client.get(f"/v1/introspection/{uuid}/data")
     assert resp.status_code == 404
     assert "store_data" in resp.json()["error"]["message"]

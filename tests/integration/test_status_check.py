@@ -25,7 +25,7 @@ def test_schema_behind_and_current(
         f"[database]\nconnection = {url}\n"
         "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n"
     )
-    dbsync = ["ironic-inspector-dbsync", conf]
+    dbsync = ("ironic-inspector-dbsync", conf)
     subprocess.run(
         _command(*dbsync, "upgrade", "--revision", "0001"),
         check=True,
