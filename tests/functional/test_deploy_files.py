@@ -74,7 +74,12 @@ def test_wsgi_script_preloads(monkeypatch: pytest.MonkeyPatch) -> None:
     from inspector import wsgi
 
     calls: list[bool] = []
-    monkeypatch.setattr(wsgi, "preload", lambda: calls.append(True) or True)
+
+    def preload() -> bool:
+        calls.append(True)
+        return True
+
+    monkeypatch.setattr(wsgi, "preload", preload)
     namespace: dict[str, object] = {}
     exec((SHIPPED / "inspector-api.wsgi").read_text(), namespace)  # noqa: S102
     assert namespace["application"] is wsgi.application

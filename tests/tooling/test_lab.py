@@ -59,7 +59,8 @@ def test_lldp_round_trip() -> None:
         "switch_port_untagged_vlan_id": 120,
         "switch_port_mtu": 9216,
     }
-    assert lldp.decode([[1, "zz"], "junk", [9]]) == {}
+    junk: list[Any] = [[1, "zz"], "junk", [9]]  # malformed on purpose
+    assert lldp.decode(junk) == {}
 
 
 def test_progress_counts_and_plain_output() -> None:

@@ -25,6 +25,7 @@ def test_every_route_has_a_rule() -> None:
     for url_rule in app.url_map.iter_rules():
         if url_rule.endpoint == "static":
             continue
+        assert url_rule.methods is not None, url_rule  # Flask always sets them
         path = re.sub(r"<([a-z_]+)>", r"{\1}", url_rule.rule).rstrip("/") or "/"
         for method in url_rule.methods - {"HEAD", "OPTIONS"}:
             assert (path, method) in covered, f"{method} {path} has no policy rule"

@@ -1,3 +1,5 @@
+from typing import Any
+
 from oslo_config import cfg
 
 from inspector.conf import opts
@@ -47,7 +49,7 @@ def test_from_node_reads_configured_fields() -> None:
             "other": "10.0.0.7",
         }
     }
-    ports = [{"address": "AA:bb:cc:dd:ee:01"}, {"address": None}]
+    ports: list[dict[str, Any]] = [{"address": "AA:bb:cc:dd:ee:01"}, {"address": None}]
     attrs = lookup.from_node(conf, node, ports)
     assert attrs == {
         "mac": ["aa:bb:cc:dd:ee:01"],

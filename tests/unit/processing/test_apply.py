@@ -31,6 +31,12 @@ class Recorder:
         self.calls.append(("patch_port", port_uuid))
         return {}
 
+    def add_trait(self, node_uuid: str, trait: str) -> None:
+        self.calls.append(("add_trait", trait))
+
+    def remove_trait(self, node_uuid: str, trait: str) -> None:
+        self.calls.append(("remove_trait", trait))
+
 
 def test_order_and_single_patch() -> None:
     ctx = NodeContext(uuid="n", node={}, ports={})
