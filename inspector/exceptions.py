@@ -91,6 +91,17 @@ class ServiceUnavailable(InspectorError):
     template = "Service temporarily unavailable: %(reason)s"
 
 
+class DatabaseUnavailable(ServiceUnavailable):
+    """The database cannot be reached (raised by :mod:`inspector.db`)."""
+
+    template = "The database is unreachable: %(reason)s"
+
+    @property
+    def reason(self) -> str:
+        """The cause in one line (the driver's message)."""
+        return str(self.kwargs.get("reason", self.message))
+
+
 class BaremetalError(InspectorError):
     """Ironic refused or failed a request after the client's retries."""
 

@@ -3,7 +3,6 @@
 import logging
 
 import flask
-from sqlalchemy import exc as sa_exc
 from werkzeug import exceptions as http_exceptions
 
 from inspector import exceptions
@@ -45,17 +44,15 @@ def _http_error(exc: http_exceptions.HTTPException) -> flask.Response:
     return response
 
 
-def _database_down(exc: Exception) -> flask.Response:
+def _database_down(exc: exceptions.DatabaseUnavailable) -> flask.Response:
     """The database went away under a request: 503, like any backend."""
-    cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    reason = cause[0] if cause else type(exc).__name__
     LOG.error(
         "Request %s %s: the database is unreachable: %s",
         flask.request.method,
         flask.request.path,
-        reason,
+        exc.reason,
     )
-    response = error_response(f"The database is unreachable: {reason}", 503)
+    response = error_response(exc.message, exc.code)
     response.headers["Retry-After"] = "5"
     return response
 
@@ -74,11 +71,6 @@ def _unexpected(exc: Exception) -> flask.Response:
 
 def register(app: flask.Flask) -> None:
     app.register_error_handler(exceptions.InspectorError, _domain_error)
+    app.register_error_handler(exceptions.DatabaseUnavailable, _database_down)
     app.register_error_handler(http_exceptions.HTTPException, _http_error)
-    for db_error in (
-        sa_exc.OperationalError,
-        sa_exc.InterfaceError,
-        sa_exc.DisconnectionError,
-    ):
-        app.register_error_handler(db_error, _database_down)
     app.register_error_handler(Exception, _unexpected)

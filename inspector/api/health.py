@@ -97,12 +97,9 @@ class DatabaseCheck(_Check):
     name = "database"
 
     def probe(self) -> tuple[bool, str]:
-        import sqlalchemy as sa
-
         db = self.runtime.db
-        with db.engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-        return True, f"{db.url.render_as_string(hide_password=True)} answered"
+        db.ping()
+        return True, f"{db.describe()} answered"
 
 
 class CoordinationCheck(_Check):

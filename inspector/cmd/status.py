@@ -27,8 +27,6 @@ class Checks(upgradecheck.UpgradeCommands):
         self.conf = conf
 
     def _schema(self) -> Result:
-        from sqlalchemy import exc as sa_exc
-
         from inspector import exceptions
         from inspector.db import engine, migration
 
@@ -36,12 +34,12 @@ class Checks(upgradecheck.UpgradeCommands):
             db = engine.from_conf(self.conf)
         except exceptions.ConfigError as exc:
             return Result(Code.FAILURE, str(exc))
-        where = db.url.render_as_string(hide_password=True)
+        where = db.describe()
         try:
             have = migration.current(db)
-        except (sa_exc.SQLAlchemyError, ImportError) as exc:
-            first = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            return Result(Code.FAILURE, f"Cannot read the schema of {where}: {first}")
+        except (exceptions.DatabaseUnavailable, migration.SchemaUnreadable) as exc:
+            reason = exc.kwargs["reason"]
+            return Result(Code.FAILURE, f"Cannot read the schema of {where}: {reason}")
         finally:
             db.dispose()
         want = migration.head()

@@ -6,8 +6,8 @@ from typing import Protocol
 
 import oslo_messaging as messaging
 from oslo_config import cfg
-from sqlalchemy import exc as sa_exc
 
+from inspector import exceptions
 from inspector.conductor.leadership import Leadership
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
@@ -89,10 +89,10 @@ class ConductorService:
             leader = False
         try:
             self.manager.sweep(self.members.hosts, leader)
-        except sa_exc.SQLAlchemyError as exc:  # database down: say so in one line
+        except exceptions.DatabaseUnavailable as exc:  # say so in one line
             LOG.warning(
                 "Cannot look for lost work: the database is unreachable: %s",
-                str(getattr(exc, "orig", exc)).strip().splitlines()[:1],
+                exc.reason,
             )
 
     def _may_lead(self) -> bool:
@@ -106,7 +106,6 @@ class ConductorService:
 
     def _reconcile(self) -> None:
         """Owed Ironic writes and deleted nodes, by the leader only."""
-        from inspector import exceptions
         from inspector.conductor import reconcile
 
         if not self.leadership.is_leader():

@@ -10,7 +10,10 @@ backend: its one conductor's state is a row of its own database.
 import json
 import pathlib
 import urllib.parse
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from inspector.db.engine import Database
 
 KEY_PREFIX = "ironic_inspector.conductor_state."
 
@@ -139,37 +142,23 @@ class FileStore:
 class DatabaseStore:
     """The standalone process: its database is the only shared store."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: "Database") -> None:
         self._db = db
 
     def get(self, host: str) -> dict[str, Any] | None:
-        from inspector.db import models
+        from inspector.db import conductor_states
 
-        with self._db.session() as session:
-            row = session.get(models.ConductorState, host)
-            return _load(row.state) if row is not None else None
+        return _load(conductor_states.get(self._db, host))
 
     def put(self, host: str, state: dict[str, Any]) -> None:
-        from inspector.db import models
+        from inspector.db import conductor_states
 
-        with self._db.session() as session:
-            row = session.get(models.ConductorState, host)
-            if row is None:
-                session.add(
-                    models.ConductorState(
-                        host=host, state=json.dumps(state), updated_at=models.utcnow()
-                    )
-                )
-            else:
-                row.state, row.updated_at = json.dumps(state), models.utcnow()
+        conductor_states.put(self._db, host, json.dumps(state))
 
     def hosts(self) -> list[str]:
-        import sqlalchemy as sa
+        from inspector.db import conductor_states
 
-        from inspector.db import models
-
-        with self._db.session() as session:
-            return sorted(session.scalars(sa.select(models.ConductorState.host)))
+        return conductor_states.hosts(self._db)
 
 
 def for_coordinator(coordinator: Any) -> StateStore:

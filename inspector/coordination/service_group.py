@@ -15,12 +15,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import sqlalchemy as sa
-
-from inspector import exceptions, states
+from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
 from inspector.coordination.conductor_state import StateStore
-from inspector.db import models
+from inspector.db import introspections, leases
 from inspector.db.engine import Database
 
 LOG = logging.getLogger(__name__)
@@ -53,13 +51,10 @@ def standalone_member(db: Database, host: str, lease_seconds: float) -> Members:
     (renewed every third of ``[coordination]leader_lease``)."""
 
     def members() -> dict[str, dict[str, Any]]:
-        with db.session() as session:
-            lease = session.get(models.Lease, "leader")
-        if lease is None or (lease.holder or "").split("/")[0] != host:
+        lease = leases.held(db, leases.LEADER)
+        if lease is None or lease[0].split("/")[0] != host:
             return {}
-        if lease.expires_at <= models.utcnow():
-            return {}
-        renewed = lease.expires_at - datetime.timedelta(seconds=lease_seconds)
+        renewed = lease[1] - datetime.timedelta(seconds=lease_seconds)
         return {host: {"host": host, "last_heartbeat": renewed.isoformat()}}
 
     return members
@@ -83,16 +78,6 @@ class ServiceGroup:
         self._members = members
         self._store = store
         self._db = db
-
-    def _owned(self) -> dict[str, int]:
-        model = models.Introspection
-        query = (
-            sa.select(model.owner, sa.func.count())
-            .where(model.state.in_(states.WORKING), model.owner.is_not(None))
-            .group_by(model.owner)
-        )
-        with self._db.session() as session:
-            return {str(owner): count for owner, count in session.execute(query)}
 
     @staticmethod
     def _view(
@@ -118,7 +103,7 @@ class ServiceGroup:
         with translated("read conductor states"):
             known = set(members) | set(self._store.hosts())
             states_ = {host: self._store.get(host) for host in known}
-        owned = self._owned()
+        owned = introspections.owners(self._db)
         views = {}
         for host in sorted(known):
             views[host] = self._view(

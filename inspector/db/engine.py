@@ -1,4 +1,9 @@
-"""Database engine and sessions, built from [database] options."""
+"""Database engine and sessions, built from [database] options.
+
+SQLAlchemy stays inside :mod:`inspector.db`: a database that cannot be
+reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable`
+(a 503 naming the cause), whichever path met it.
+"""
 
 import contextlib
 from collections.abc import Iterator
@@ -10,6 +15,25 @@ from sqlalchemy import event, orm, pool
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions
+
+UNREACHABLE: tuple[type[sa_exc.SQLAlchemyError], ...] = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.DisconnectionError,
+)
+"""The errors of a database that went away (or never answered)."""
+
+
+def cause(exc: BaseException) -> str:
+    """The first line of the driver's message: one line for logs and clients."""
+    lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def unreachable(exc: BaseException) -> exceptions.DatabaseUnavailable:
+    """The project's error for one of :data:`UNREACHABLE` (raise it ``from``
+    ``exc``)."""
+    return exceptions.DatabaseUnavailable(reason=cause(exc))
 
 
 class Database:
@@ -81,15 +105,39 @@ class Database:
 
     @contextlib.contextmanager
     def session(self) -> Iterator[orm.Session]:
-        """A session in a transaction: committed on success, rolled back on error."""
-        with self._sessions() as session:
-            try:
-                with session.begin():
-                    yield session
-            except sa_exc.OperationalError as exc:
-                raise exceptions.ServiceUnavailable(
-                    reason=f"database error: {exc.orig}"
-                ) from exc
+        """A session in a transaction: committed on success, rolled back on error.
+
+        :raises DatabaseUnavailable: the database cannot be reached.
+        """
+        try:
+            with self._sessions() as session, session.begin():
+                yield session
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+
+    @contextlib.contextmanager
+    def connect(self) -> Iterator[sa.Connection]:
+        """A pooled Core connection, for reads that need no ORM.
+
+        :raises DatabaseUnavailable: the database cannot be reached.
+        """
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+
+    def ping(self) -> None:
+        """``SELECT 1`` on a pooled connection (the health check).
+
+        :raises DatabaseUnavailable: the database did not answer.
+        """
+        with self.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+
+    def describe(self) -> str:
+        """The URL without its password, for messages."""
+        return self.url.render_as_string(hide_password=True)
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -9,7 +9,7 @@ from sqlalchemy import orm
 
 from inspector import exceptions, states
 from inspector.db import models, stored_data
-from inspector.db.engine import Database
+from inspector.db.engine import UNREACHABLE, Database, unreachable
 from inspector.db.models import utcnow
 
 
@@ -73,10 +73,19 @@ _GET_BY_UUID = sa.select(_TABLE).where(_TABLE.c.uuid == sa.bindparam("uuid"))
 
 
 def get(db: Database, uuid: str) -> Introspection:
+    """The introspection of ``uuid``.
+
+    :raises IntrospectionNotFound: no introspection of ``uuid`` is known.
+    :raises DatabaseUnavailable: the database cannot be reached.
+    """
     # the status GET is the hottest read: a Core query on a pooled
-    # connection costs a third of an ORM session round trip
-    with db.engine.connect() as conn:
-        row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
+    # connection costs a third of an ORM session round trip (and a plain
+    # try costs nothing, unlike Database.connect's generator)
+    try:
+        with db.engine.connect() as conn:
+            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
     if row is None:
         raise exceptions.IntrospectionNotFound(
             f"Node {uuid} was not found in the inspector (it was never "
@@ -248,6 +257,18 @@ def working(db: Database) -> list[Introspection]:
     with db.session() as session:
         query = sa.select(model).where(model.state.in_(states.WORKING))
         return [_snapshot(r) for r in session.scalars(query)]
+
+
+def owners(db: Database) -> dict[str, int]:
+    """How many working introspections each conductor owns now."""
+    model = models.Introspection
+    query = (
+        sa.select(model.owner, sa.func.count())
+        .where(model.state.in_(states.WORKING), model.owner.is_not(None))
+        .group_by(model.owner)
+    )
+    with db.session() as session:
+        return {str(owner): count for owner, count in session.execute(query)}
 
 
 def restore(db: Database, saved: dict[str, Any]) -> Introspection:

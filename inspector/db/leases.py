@@ -98,6 +98,14 @@ def holder_of(db: Database, name: str) -> str | None:
     return row.holder
 
 
+def held(db: Database, name: str) -> tuple[str, datetime.datetime] | None:
+    """Who holds ``name`` and when the lease ends, while it runs."""
+    row = _row(db, name)
+    if row is None or row.holder is None or row.expires_at <= utcnow():
+        return None
+    return row.holder, row.expires_at
+
+
 def reserve_slot(
     db: Database, name: str, spacing: float, attempts: int = 50
 ) -> datetime.datetime:

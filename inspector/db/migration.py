@@ -10,7 +10,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions
-from inspector.db.engine import Database
+from inspector.db.engine import UNREACHABLE, Database, cause, unreachable
 
 SCRIPT_LOCATION = str(pathlib.Path(__file__).parent / "migrations")
 VERSION_TABLE = "ironic_inspector_alembic_version"
@@ -67,14 +67,30 @@ def upgrade(db: Database, revision: str = "head") -> None:
     command.upgrade(_config(db), revision)
 
 
+class SchemaUnreadable(exceptions.ServiceUnavailable):
+    """The database answered, but the schema revision cannot be read (no
+    permission, a library missing)."""
+
+    template = "Cannot read the schema revision: %(reason)s"
+
+
 def current(db: Database) -> str | None:
-    """The revision the database is at, or None when it has no schema."""
+    """The revision the database is at, or None when it has no schema.
+
+    :raises DatabaseUnavailable: the database cannot be reached.
+    :raises SchemaUnreadable: the revision cannot be read.
+    """
     if db.is_sqlite and db.url.database and not pathlib.Path(db.url.database).exists():
         return None  # connecting would create an empty file
-    adopt_legacy_version(db)
-    with db.engine.connect() as conn:
-        options = {"version_table": VERSION_TABLE}
-        return MigrationContext.configure(conn, opts=options).get_current_revision()
+    try:
+        adopt_legacy_version(db)
+        with db.engine.connect() as conn:
+            options = {"version_table": VERSION_TABLE}
+            return MigrationContext.configure(conn, opts=options).get_current_revision()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    except (sa_exc.SQLAlchemyError, ImportError) as exc:
+        raise SchemaUnreadable(reason=cause(exc)) from exc
 
 
 def head() -> str | None:
@@ -105,11 +121,10 @@ def ensure_schema(db: Database) -> None:
         return
     try:
         have = current(db)
-    except sa_exc.OperationalError as exc:
-        url = db.engine.url.render_as_string(hide_password=True)
+    except exceptions.DatabaseUnavailable as exc:
         raise exceptions.ServiceUnavailable(
-            reason=f"cannot reach the database {url} ([database]connection): "
-            f"{str(exc.orig).strip().splitlines()[0] if exc.orig else exc}"
+            reason=f"cannot reach the database {db.describe()} "
+            f"([database]connection): {exc.reason}"
         ) from exc
     want = head()
     if have != want:

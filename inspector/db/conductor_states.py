@@ -1,0 +1,38 @@
+"""The operator's word on each conductor, as rows (the standalone process).
+
+Split mode keeps these documents in the coordination backend; the standalone
+process has no backend, so its one conductor's document is a row here
+(:class:`inspector.coordination.conductor_state.DatabaseStore`).
+"""
+
+import sqlalchemy as sa
+
+from inspector.db import models
+from inspector.db.engine import Database
+
+
+def get(db: Database, host: str) -> str | None:
+    """The JSON document stored for ``host``, if any."""
+    with db.session() as session:
+        row = session.get(models.ConductorState, host)
+        return row.state if row is not None else None
+
+
+def put(db: Database, host: str, state: str) -> None:
+    """Store ``state`` (a JSON document) for ``host``."""
+    with db.session() as session:
+        row = session.get(models.ConductorState, host)
+        if row is None:
+            session.add(
+                models.ConductorState(
+                    host=host, state=state, updated_at=models.utcnow()
+                )
+            )
+        else:
+            row.state, row.updated_at = state, models.utcnow()
+
+
+def hosts(db: Database) -> list[str]:
+    """Every host with a stored document, by name."""
+    with db.session() as session:
+        return sorted(session.scalars(sa.select(models.ConductorState.host)))
