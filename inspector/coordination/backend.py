@@ -68,3 +68,38 @@ def start_coordinator(conf: cfg.ConfigOpts, member_id: str) -> Any:
         coordinator.start(start_heart=False)
     LOG.debug("Connected to coordination backend %s as %s", describe(url), member_id)
     return coordinator
+
+
+_DIRECT_ACCESS = {
+    "etcd3gw": "client",
+    "redis": "_client",
+    "memcached": "client",
+    "file": "_dir",
+}
+"""Where each tooz driver keeps its way to the backend (not tooz's public API)."""
+
+
+def direct_access(coordinator: Any) -> tuple[str, Any]:
+    """The driver name of ``coordinator`` and its way to the backend itself.
+
+    That is the etcd3gw, redis or pymemcache client, or the file driver's
+    directory, to keep small documents beside the group
+    (:mod:`inspector.coordination.conductor_state`); None for a driver not
+    listed. tooz has no public accessor, so its private fields are read here
+    and nowhere else.
+    """
+    driver = type(coordinator).__module__.rsplit(".", 1)[-1]
+    field = _DIRECT_ACCESS.get(driver)
+    return driver, getattr(coordinator, field, None) if field else None
+
+
+def stop_refreshing(coordinator: Any, lock: Any) -> None:
+    """Stop ``coordinator``'s heartbeat renewing ``lock``'s lease, so that a
+    lock whose release failed runs out by itself.
+
+    tooz has no public way: its etcd3gw driver renews the locks in a
+    private set; other drivers are left alone.
+    """
+    held = getattr(coordinator, "_acquired_locks", None)
+    if isinstance(held, set):
+        held.discard(lock)

@@ -10,7 +10,11 @@ backend: its one conductor's state is a row of its own database.
 import json
 import pathlib
 import urllib.parse
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
+
+from inspector import exceptions
+from inspector.coordination import backend
 
 if TYPE_CHECKING:
     from inspector.db.engine import Database
@@ -161,24 +165,25 @@ class DatabaseStore:
         return conductor_states.hosts(self._db)
 
 
+STORES: dict[str, Callable[[Any], StateStore]] = {
+    "etcd3gw": Etcd3gwStore,
+    "redis": RedisStore,
+    "memcached": MemcachedStore,
+    "file": FileStore,
+}
+"""The store of each tooz driver that can keep conductor state."""
+
+
 def for_coordinator(coordinator: Any) -> StateStore:
     """The store of the backend ``coordinator`` talks to.
 
     :raises ConfigError: a backend this service cannot keep state in.
     """
-    from inspector import exceptions
-
-    driver = type(coordinator).__module__.rsplit(".", 1)[-1]
-    if driver == "etcd3gw":
-        return Etcd3gwStore(coordinator.client)
-    if driver == "redis":
-        return RedisStore(coordinator._client)
-    if driver == "file":
-        return FileStore(coordinator._dir)
-    if driver == "memcached":
-        return MemcachedStore(coordinator.client)
-    raise exceptions.ConfigError(
-        f"Invalid configuration: [coordination]backend_url: the {driver} backend "
-        "cannot keep conductor state; use etcd (etcd3+http://), redis:// or "
-        "memcached://"
-    )
+    driver, access = backend.direct_access(coordinator)
+    if driver not in STORES or access is None:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [coordination]backend_url: the {driver} "
+            "backend cannot keep conductor state; use etcd (etcd3+http://), "
+            "redis:// or memcached://"
+        )
+    return STORES[driver](access)

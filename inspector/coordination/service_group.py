@@ -17,7 +17,11 @@ from typing import Any
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
-from inspector.coordination.conductor_state import StateStore
+from inspector.coordination.conductor_state import (
+    DatabaseStore,
+    StateStore,
+    for_coordinator,
+)
 from inspector.db import introspections, leases
 from inspector.db.engine import Database
 
@@ -61,15 +65,11 @@ def standalone_member(db: Database, host: str, lease_seconds: float) -> Members:
 
 
 def for_standalone(db: Database, conf: Any) -> "ServiceGroup":
-    from inspector.coordination.conductor_state import DatabaseStore
-
     members = standalone_member(db, conf.host, conf.coordination.leader_lease)
     return ServiceGroup(members, DatabaseStore(db), db)
 
 
 def for_split(coordinator: Any, db: Database) -> "ServiceGroup":
-    from inspector.coordination.conductor_state import for_coordinator
-
     return ServiceGroup(group_members(coordinator), for_coordinator(coordinator), db)
 
 

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from inspector import exceptions
-from inspector.coordination.backend import translated
+from inspector.coordination.backend import stop_refreshing, translated
 from inspector.locking.base import LockProvider, NodeLock
 
 LOG = logging.getLogger(__name__)
@@ -39,9 +39,7 @@ def _retry_release(coordinator: Any, lock: Any, name: str) -> None:
             continue
         LOG.info("Lock %s released after the coordination backend came back", name)
         return
-    held = getattr(coordinator, "_acquired_locks", None)
-    if isinstance(held, set):
-        held.discard(lock)  # no more lease refreshes: it expires by itself
+    stop_refreshing(coordinator, lock)  # its lease expires by itself
     LOG.warning(
         "Lock %s could not be released for %.0f s; its lease will run out",
         name,

@@ -1,0 +1,109 @@
+"""tooz's internals stay in inspector.coordination.backend."""
+
+import ast
+import pathlib
+from typing import Any
+
+import pytest
+from tooz import coordination
+
+import inspector
+from inspector import exceptions
+from inspector.coordination import backend, conductor_state
+
+PACKAGE = pathlib.Path(inspector.__file__).parent
+OWNER = PACKAGE / "coordination" / "backend.py"
+PUBLIC_UNDERSCORED = {"_asdict", "_replace"}
+"""namedtuple's API, underscored so as not to clash with field names."""
+
+
+def _private_reads(tree: ast.AST) -> list[str]:
+    """``x._name`` reads of another object's private fields (``self``,
+    ``cls`` and ``super()`` are the object's own)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name, owner = node.attr, node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "hasattr")
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            name, owner = node.args[1].value, node.args[0]
+        else:
+            continue
+        if not name.startswith("_") or name.startswith("__"):
+            continue
+        if name in PUBLIC_UNDERSCORED:
+            continue
+        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            continue
+        if isinstance(owner, ast.Call) and ast.unparse(owner.func) == "super":
+            continue
+        found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_only_the_backend_reads_private_fields() -> None:
+    offenders = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == OWNER:
+            continue
+        found = _private_reads(ast.parse(path.read_text(), str(path)))
+        if found:
+            offenders[str(path.relative_to(PACKAGE.parent))] = found
+    assert not offenders, f"private fields read outside {OWNER.name}: {offenders}"
+
+
+def test_the_check_sees_private_reads() -> None:
+    tree = ast.parse(
+        "coordinator._client\ngetattr(c, '_dir')\nself._x\nsuper()._y()\nr._asdict()"
+    )
+    assert _private_reads(tree) == [
+        "line 1: coordinator._client",
+        "line 2: getattr(c, '_dir')",
+    ]
+
+
+def test_the_file_driver_keeps_state_in_its_directory(tmp_path: pathlib.Path) -> None:
+    coordinator = coordination.get_coordinator(f"file://{tmp_path}", b"test")
+    assert backend.direct_access(coordinator) == ("file", str(tmp_path))
+    store = conductor_state.for_coordinator(coordinator)
+    assert isinstance(store, conductor_state.FileStore)
+    store.put("c-1", {"enabled": False})
+    assert store.get("c-1") == {"enabled": False}
+    assert (tmp_path / "ironic_inspector_conductor_states").is_dir()
+
+
+def _driver(module: str, **fields: Any) -> Any:
+    return type("Driver", (), {"__module__": module, **fields})()
+
+
+def test_each_driver_gets_its_store() -> None:
+    client = object()
+    for module, field, store in (
+        ("tooz.drivers.etcd3gw", "client", conductor_state.Etcd3gwStore),
+        ("tooz.drivers.redis", "_client", conductor_state.RedisStore),
+        ("tooz.drivers.memcached", "client", conductor_state.MemcachedStore),
+    ):
+        coordinator = _driver(module, **{field: client})
+        assert backend.direct_access(coordinator)[1] is client
+        assert isinstance(conductor_state.for_coordinator(coordinator), store)
+
+
+def test_a_driver_without_a_store_is_a_config_error() -> None:
+    coordinator = _driver("tooz.drivers.zookeeper", _client=object())
+    assert backend.direct_access(coordinator) == ("zookeeper", None)
+    with pytest.raises(exceptions.ConfigError, match="the zookeeper backend cannot"):
+        conductor_state.for_coordinator(coordinator)
+
+
+def test_stop_refreshing_forgets_the_lock() -> None:
+    lock = object()
+    coordinator = _driver("tooz.drivers.etcd3gw", _acquired_locks={lock})
+    backend.stop_refreshing(coordinator, lock)
+    assert not coordinator._acquired_locks
+    backend.stop_refreshing(_driver("tooz.drivers.file"), lock)  # nothing to do
