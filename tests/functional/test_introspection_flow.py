@@ -1,5 +1,6 @@
 """Start -> ramdisk -> processing -> finished, and the ways it can go wrong."""
 
+import threading
 import time
 from typing import Any
 
@@ -7,6 +8,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.db import introspections, models
+from inspector.intake.operator import LOCK_GRACE
 from tests.functional.conftest import Service, introspect, random_mac, start
 
 
@@ -147,6 +149,62 @@ def test_abort_locked(service: Service, node: dict[str, Any]) -> None:
         assert "locked" in resp.get_json()["error"]["message"]
     finally:
         lock.release()
+
+
+def _locked_node(service: Service, node: dict[str, Any], action: str) -> str:
+    """The node ready for ``action``; the path to POST for it."""
+    uuid = node["uuid"]
+    if action == "abort":
+        start(service, node)
+        return f"/v1/introspection/{uuid}/abort"
+    assert introspect(service, node, manage_boot=False)["state"] == states.FINISHED
+    return f"/v1/introspection/{uuid}/data/unprocessed"
+
+
+@pytest.mark.parametrize(
+    "action,outcome", [("abort", states.ERROR), ("reapply", states.FINISHED)]
+)
+def test_lock_let_go_within_the_grace_is_waited_for(
+    service: Service, node: dict[str, Any], action: str, outcome: str
+) -> None:
+    """Work that is just finishing holds the node lock a moment longer: abort
+    and reapply wait for it (up to LOCK_GRACE) instead of answering 409."""
+    path = _locked_node(service, node, action)
+    lock = service.rt.locks.get_lock(node["uuid"])
+    assert lock.acquire(timeout=5)  # the conductor may still be letting go
+    releaser = threading.Timer(0.3, lock.release)
+    releaser.start()
+    try:
+        started = time.monotonic()
+        resp = service.client.post(path)
+        took = time.monotonic() - started
+    finally:
+        releaser.join()
+    assert resp.status_code == 202, resp.get_json()
+    assert 0.25 <= took < LOCK_GRACE, took  # it waited, for the lock only
+    assert service.wait_for(node["uuid"], *states.FINAL)["state"] == outcome
+
+
+@pytest.mark.parametrize("action", ["abort", "reapply"])
+def test_lock_held_past_the_grace_is_409(
+    service: Service, node: dict[str, Any], action: str
+) -> None:
+    path = _locked_node(service, node, action)
+    uuid = node["uuid"]
+    before = introspections.get(service.rt.db, uuid)
+    lock = service.rt.locks.get_lock(uuid)
+    assert lock.acquire(timeout=5)
+    try:
+        started = time.monotonic()
+        resp = service.client.post(path)
+        took = time.monotonic() - started
+    finally:
+        lock.release()
+    assert resp.status_code == 409, resp.get_json()
+    assert "locked" in resp.get_json()["error"]["message"]
+    assert took >= LOCK_GRACE - 0.05, took  # refused only after the grace
+    after = introspections.get(service.rt.db, uuid)
+    assert (after.state, after.version) == (before.state, before.version)
 
 
 def test_timeout(service: Service, node: dict[str, Any], conf: Any) -> None:
