@@ -222,8 +222,6 @@ def test_database_outage_is_503(
     path and through Flask alike, never a 500."""
     from sqlalchemy import exc as sa_exc
 
-    from inspector.db import introspections
-
     uuid = _waiting(service, 1)[0]
 
     def down(*_args: object, **_kwargs: object) -> None:
@@ -231,8 +229,9 @@ def test_database_outage_is_503(
             "SELECT", {}, Exception('connection to server at "db" failed')
         )
 
-    monkeypatch.setattr(introspections, "get", down)
-    monkeypatch.setattr(introspections, "list_", down)
+    # the engine itself fails to connect: whatever reads the database meets
+    # the driver's error inside inspector.db, which translates it
+    monkeypatch.setattr(service.rt.db.engine, "connect", down)
     for path in (f"/v1/introspection/{uuid}", "/v1/introspection"):
         resp = service.client.get(path)
         assert resp.status_code == 503, resp.get_json()
