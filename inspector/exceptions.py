@@ -38,10 +38,17 @@ class NodeNotFound(NotFound):
 
 
 class IntrospectionNotFound(NotFound):
-    template = "Introspection data for node %(node)s was not found"
+    """No introspection of the node is known (its data: :class:`DataNotFound`)."""
+
+    template = (
+        "Node %(node)s was not found in the inspector (it was never "
+        "introspected, or its record was removed)"
+    )
 
 
 class DataNotFound(NotFound):
+    """The node's introspection is known, its stored data is not."""
+
     template = "Introspection data for node %(node)s was not found"
 
 

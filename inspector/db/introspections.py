@@ -87,10 +87,7 @@ def get(db: Database, uuid: str) -> Introspection:
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     if row is None:
-        raise exceptions.IntrospectionNotFound(
-            f"Node {uuid} was not found in the inspector (it was never "
-            "introspected, or its record was removed)"
-        )
+        raise exceptions.IntrospectionNotFound(node=uuid)
     return Introspection(**row._asdict())
 
 

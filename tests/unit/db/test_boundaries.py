@@ -116,3 +116,22 @@ def test_a_running_lease_is_held() -> None:
     assert found is not None and found[0] == "host-a/run"
     leases.give_up(db, leases.LEADER, "host-a/run")
     assert leases.held(db, leases.LEADER) is None
+
+
+def test_an_unknown_introspection_and_missing_data_say_which() -> None:
+    db = engine.Database("sqlite://")
+    migration.ensure_schema(db)
+    uuid = "7f1a2b3c-0000-4000-8000-000000000000"
+    unknown = (
+        f"Node {uuid} was not found in the inspector (it was never "
+        "introspected, or its record was removed)"
+    )
+    with pytest.raises(exceptions.IntrospectionNotFound) as got:
+        introspections.get(db, uuid)
+    assert got.value.message == unknown
+    with pytest.raises(exceptions.IntrospectionNotFound) as changed:
+        introspections.transition(db, uuid, states.ABORT)
+    assert changed.value.message == unknown
+    assert exceptions.DataNotFound(node=uuid).message == (
+        f"Introspection data for node {uuid} was not found"
+    )
