@@ -11,12 +11,6 @@ OPTS = [
         choices=[("noop", "do not filter DHCP; trust the provisioning network")],
         help="PXE filter driver. Only noop is implemented so far.",
     ),
-    cfg.IntOpt(
-        "sync_period",
-        default=15,
-        min=0,
-        help="Seconds between PXE filter synchronisations; 0 disables them.",
-    ),
 ]
 
 
