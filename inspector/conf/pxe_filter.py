@@ -4,7 +4,7 @@ from oslo_config import cfg
 
 GROUP = "pxe_filter"
 
-OPTS = [
+OPTS: list[cfg.Opt] = [
     cfg.StrOpt(
         "driver",
         default="noop",
