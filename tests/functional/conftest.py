@@ -163,8 +163,8 @@ def introspect(
     data: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One introspection from start to end: starts it, posts the ramdisk data
-    (`data`, or a payload with a fresh MAC and the node's BMC) and waits for a
-    final state. Enrolls a new node unless one is given. The final status
+    (`data`, or a payload with a fresh MAC and the node's BMC; 200 naming the
+    node) and waits for a final state. Enrolls a new node unless one is given. The final status
     (its "uuid" names the node)."""
     if node is None:
         node = add_node(service)
@@ -173,6 +173,7 @@ def introspect(
         data = build_payload(random_mac(), node["driver_info"]["ipmi_address"])
     resp = service.client.post("/v1/continue", json=data)
     assert resp.status_code == 200, resp.get_json()
+    assert resp.get_json() == {"uuid": uuid}
     return service.wait_for(uuid, *states.FINAL)
 
 

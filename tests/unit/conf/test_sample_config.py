@@ -4,42 +4,43 @@ import pathlib
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
-def test_sample_is_current(tmp_path: pathlib.Path) -> None:
-    out = tmp_path / "sample.conf"
-    generator = pathlib.Path(sys.executable).parent / "oslo-config-generator"
+@pytest.mark.parametrize(
+    "generator,config,sample",
+    [
+        (
+            "oslo-config-generator",
+            "config-generator.conf",
+            "inspector.conf.sample",
+        ),
+        (
+            "oslopolicy-sample-generator",
+            "policy-generator.conf",
+            "policy.yaml.sample",
+        ),
+    ],
+)
+def test_sample_is_current(
+    tmp_path: pathlib.Path, generator: str, config: str, sample: str
+) -> None:
+    etc = ROOT / "etc/ironic-inspector"
+    out = tmp_path / sample
     subprocess.run(
         [
-            str(generator),
+            str(pathlib.Path(sys.executable).parent / generator),
             "--config-file",
-            str(ROOT / "etc/ironic-inspector/config-generator.conf"),
+            str(etc / config),
             "--output-file",
             str(out),
         ],
         check=True,
         cwd=ROOT,
     )
-    committed = (ROOT / "etc/ironic-inspector/inspector.conf.sample").read_text()
-    assert out.read_text() == committed, "run 'make genconfig' and commit the result"
-
-
-def test_policy_sample_is_current(tmp_path: pathlib.Path) -> None:
-    out = tmp_path / "policy.yaml"
-    generator = pathlib.Path(sys.executable).parent / "oslopolicy-sample-generator"
-    subprocess.run(
-        [
-            str(generator),
-            "--config-file",
-            str(ROOT / "etc/ironic-inspector/policy-generator.conf"),
-            "--output-file",
-            str(out),
-        ],
-        check=True,
-        cwd=ROOT,
-    )
-    committed = (ROOT / "etc/ironic-inspector/policy.yaml.sample").read_text()
+    committed = (etc / sample).read_text()
     assert out.read_text() == committed, "run 'make genconfig' and commit the result"
 
 
