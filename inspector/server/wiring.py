@@ -13,12 +13,10 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-import flask
 import oslo_messaging as messaging
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.api.app import create_app
 from inspector.baremetal.client import BaremetalClient
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.conf import opts, shape
@@ -29,10 +27,18 @@ from inspector.locking import factory
 from inspector.runtime import Runtime
 
 if TYPE_CHECKING:
+    import flask
+
     from inspector.conductor.service import ConductorService
     from inspector.coordination.group import Membership
 
 LOG = logging.getLogger(__name__)
+
+
+def _create_app(rt: Runtime) -> "flask.Flask":
+    from inspector.api.app import create_app
+
+    return create_app(rt)
 
 
 class Standalone:
@@ -47,7 +53,7 @@ class Standalone:
         self.rt = rt
         self.transport = transport
         self.conductor = conductor
-        self.app: flask.Flask = create_app(rt)
+        self.app: flask.Flask = _create_app(rt)
 
     def start(self) -> None:
         self.conductor.start()
@@ -175,7 +181,7 @@ class Api:
         self.runtime = rt
         self.transport = transport
         self.coordinator = coordinator
-        self.app: flask.Flask = create_app(rt)
+        self.app: flask.Flask = _create_app(rt)
 
     def stop(self) -> None:
         try:

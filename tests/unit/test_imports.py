@@ -186,3 +186,36 @@ def test_the_api_does_not_load_the_conductor() -> None:
     assert not conductor, f"the API imports conductor modules: {conductor}"
     assert not hooks, f"the API imports processing hooks: {hooks}"
     assert not rules, f"the API imports rule modules: {rules}"
+
+
+CONDUCTOR_IMPORTS = textwrap.dedent(
+    """
+    import sys
+
+    import inspector.cmd.conductor
+    import inspector.conductor.reconcile
+    import inspector.conductor.service
+    import inspector.server.wiring
+
+    print("\\n".join(sorted(sys.modules)))
+    """
+)
+
+
+def test_a_conductor_does_not_load_the_api() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", CONDUCTOR_IMPORTS],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=PACKAGE.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = set(result.stdout.split())
+    assert "inspector.conductor.service" in loaded  # the list is the child's
+    api = sorted(
+        m
+        for m in loaded
+        if m == "flask" or m.startswith(("inspector.api.", "inspector.intake."))
+    )
+    assert not api, f"a conductor imports the API's modules: {api}"
