@@ -284,11 +284,20 @@ class BaremetalClient:
 
     def remove_trait(self, node_uuid: str, trait: str) -> None:
         """Remove ``trait``; a node without it is left as it is."""
-        self._call(
-            "remove trait",
-            node_uuid,
-            lambda bm: bm.remove_node_trait(node_uuid, trait, ignore_missing=True),
-        )
+
+        def remove(bm: Any) -> None:
+            from openstack import exceptions as sdk_exc
+
+            try:
+                bm.remove_node_trait(node_uuid, trait, ignore_missing=True)
+            except sdk_exc.NotFoundException as exc:
+                # the SDK ignores only a 400; Ironic answers 404 "Node X
+                # doesn't have a trait 'T'" (a missing node still raises)
+                if f"trait '{trait}'" not in _message(exc):
+                    raise
+                LOG.debug("Node %s has no trait %s to remove", node_uuid, trait)
+
+        self._call("remove trait", node_uuid, remove)
 
 
 def _message(exc: Exception) -> str:

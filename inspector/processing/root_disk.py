@@ -138,9 +138,14 @@ class RootDiskSelectionHook(ProcessingHook):
         elif big_enough:
             data["root_disk"] = min(big_enough, key=lambda d: d["size"])
         else:
-            raise exceptions.ProcessingError(
-                "No disk of at least 4 GiB found to be the root disk (disks: "
-                + ", ".join(f"{d.get('name')} {d.get('size', 0)} bytes" for d in disks)
-                + ")"
+            # as ironic-inspector: no disk can hold an image, so the node is
+            # treated as diskless (the ramdisk sends no root_disk then)
+            LOG.warning(
+                "Node %s has no disk of at least 4 GiB (disks: %s); assuming "
+                "a diskless node, local_gb will be 0",
+                ctx.uuid,
+                ", ".join(f"{d.get('name')} {d.get('size', 0)} bytes" for d in disks),
             )
+            data.pop("root_disk", None)
+            return
         LOG.info("Node %s root disk: %s", ctx.uuid, data["root_disk"].get("name"))

@@ -153,6 +153,42 @@ def test_root_device_hints_choose_the_disk(client: Client, lab: Lab) -> None:
     assert data["root_disk"]["name"] == largest["name"]
 
 
+def test_removing_a_trait_the_node_lacks_is_a_no_op(client: Client, lab: Lab) -> None:
+    """Ironic answers 404 for a trait the node does not have (the SDK only
+    ignores a 400): the rule's action changes nothing and processing ends."""
+    machine, uuid = lab.machine()
+    lab.api.request(
+        "PATCH",
+        f"/v1/nodes/{uuid}",
+        json=[{"op": "add", "path": "/properties/inspection_scope", "value": "bare"}],
+    )
+    _rule(
+        client,
+        {
+            "scope": "bare",
+            "actions": [{"action": "remove-trait", "name": "CUSTOM_NEVER_SET"}],
+        },
+    )
+    (status,) = introspect(client, (machine, uuid))
+    assert status["state"] == "finished", status
+    assert lab.api.node(uuid)["traits"] == []
+
+
+def test_a_machine_without_a_4_gib_disk_is_diskless(client: Client, lab: Lab) -> None:
+    """As ironic-inspector: no disk can hold an image, the ramdisk sends no
+    root_disk, and the node finishes with local_gb 0."""
+    machine, uuid = lab.machine()
+    payload = copy.deepcopy(machine.payload())
+    payload["inventory"]["disks"] = [
+        {"name": "/dev/sda", "size": 2 * GiB, "rotational": False},
+        {"name": "/dev/sdb", "size": 512 * 1024**2, "rotational": True},
+    ]
+    payload.pop("root_disk", None)
+    (status,) = introspect(client, (machine, uuid), payload=payload)
+    assert status["state"] == "finished", status
+    assert lab.api.node(uuid)["properties"]["local_gb"] == 0
+
+
 def test_reapply_with_a_new_body_changes_ironic(client: Client, lab: Lab) -> None:
     machine, uuid = lab.machine()
     (status,) = introspect(client, (machine, uuid))

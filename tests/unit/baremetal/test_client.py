@@ -32,7 +32,7 @@ def http_error(cls: type, status: int, message: str) -> Exception:
     return cls(message=message, http_status=status, details=message)
 
 
-def make_client(proxy: FakeProxy, retries: int = 3) -> BaremetalClient:
+def make_client(proxy: Any, retries: int = 3) -> BaremetalClient:
     conf = cfg.ConfigOpts()
     opts.register_all(conf)
     conf([])
@@ -150,3 +150,33 @@ def test_dropped_connection_retried() -> None:
     proxy = FakeProxy(*[ks_exc.ConnectFailure("refused")] * 3)
     with pytest.raises(exceptions.BaremetalError, match="cannot reach Ironic"):
         make_client(proxy, retries=2).get_node("u1")
+
+
+class TraitProxy:
+    """remove_node_trait answering as a real Ironic 39 does."""
+
+    def __init__(self, error: Exception | None) -> None:
+        self.error = error
+        self.calls = 0
+
+    def remove_node_trait(self, node: str, trait: str, ignore_missing: bool) -> bool:
+        self.calls += 1
+        if self.error is not None:
+            raise self.error
+        return True
+
+
+def test_removing_a_trait_the_node_lacks_is_a_no_op() -> None:
+    # the SDK ignores only a 400; Ironic 39 answers 404 for a missing trait
+    missing = http_error(
+        sdk_exc.NotFoundException, 404, "Node u1 doesn't have a trait 'CUSTOM_X'"
+    )
+    proxy = TraitProxy(missing)
+    make_client(proxy).remove_trait("u1", "CUSTOM_X")
+    assert proxy.calls == 1
+
+
+def test_removing_a_trait_of_a_missing_node_is_not_found() -> None:
+    gone = http_error(sdk_exc.NotFoundException, 404, "Node u1 could not be found.")
+    with pytest.raises(exceptions.NotFound, match="could not be found"):
+        make_client(TraitProxy(gone)).remove_trait("u1", "CUSTOM_X")

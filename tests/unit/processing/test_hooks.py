@@ -48,6 +48,33 @@ def test_root_disk_without_hints_or_choice_takes_smallest(
     assert data["root_disk"]["size"] == min(sizes)
 
 
+def test_only_small_disks_is_a_diskless_node(
+    conf: Any, data: Any, ctx: NodeContext
+) -> None:
+    """As ironic-inspector: with no disk of 4 GiB the ramdisk sends no
+    root_disk, and the node is taken as diskless (local_gb 0), not failed."""
+    del data["root_disk"]
+    data["inventory"]["disks"] = [
+        {"name": "/dev/sda", "size": 2 * GiB},
+        {"name": "/dev/sdb", "size": 4 * GiB - 1},
+    ]
+    RootDiskSelectionHook(conf).before_update(data, ctx)
+    assert "root_disk" not in data
+    SchedulerHook(conf).before_update(data, ctx)
+    assert data["local_gb"] == 0
+    assert patches(ctx)["/properties/local_gb"] == 0
+
+
+def test_only_small_disks_with_hints_is_an_error(
+    conf: Any, data: Any, ctx: NodeContext
+) -> None:
+    del data["root_disk"]
+    data["inventory"]["disks"] = [{"name": "/dev/sda", "size": 2 * GiB}]
+    ctx.node["properties"] = {"root_device": {"name": "/dev/sda"}}
+    with pytest.raises(exceptions.ProcessingError, match="No disks satisfied"):
+        RootDiskSelectionHook(conf).before_update(data, ctx)
+
+
 @pytest.mark.parametrize(
     "hints,name",
     [
