@@ -30,9 +30,10 @@ ALLOWED_PROVISION_STATES = frozenset(
 ACTIVE_PROVISION_STATES = frozenset({"active", "rescue"})
 
 LOCK_GRACE = 2.0
-"""Seconds an abort or a reapply waits for the node's lock: work that is
-just finishing (its state already says so) lets go within this; work that
-is really running does not, and the request gets 409."""
+"""Seconds a start, an abort or a reapply waits for the node's lock: work
+that is just finishing (its state already says so: ``waiting``,
+``finished``) lets go within this; work that is really running does not,
+and the request gets 409."""
 
 
 def validate_node_id(node_id: str, *, names: bool = True) -> None:
@@ -79,7 +80,7 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
             "BMC address first"
         )
     lock = rt.locks.get_lock(uuid)
-    if not lock.acquire(blocking=False):
+    if not lock.acquire(timeout=LOCK_GRACE):
         raise exceptions.NodeLocked(node=uuid)
     try:
         record = introspections.start(
