@@ -165,16 +165,22 @@ CONDUCTOR_ONLY = (
 )
 
 
-def test_the_api_does_not_load_the_conductor() -> None:
+def loaded_by(script: str) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``script``
+    (which prints ``sys.modules``)."""
     result = subprocess.run(
-        [sys.executable, "-c", API_IMPORTS],
+        [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         check=False,
         cwd=PACKAGE.parent,
     )
     assert result.returncode == 0, result.stderr
-    loaded = set(result.stdout.split())
+    return set(result.stdout.split())
+
+
+def test_the_api_does_not_load_the_conductor() -> None:
+    loaded = loaded_by(API_IMPORTS)
     assert "inspector.api.app" in loaded  # the list is the child's
     conductor = sorted(loaded & set(CONDUCTOR_ONLY))
     hooks = sorted(
@@ -203,15 +209,7 @@ CONDUCTOR_IMPORTS = textwrap.dedent(
 
 
 def test_a_conductor_does_not_load_the_api() -> None:
-    result = subprocess.run(
-        [sys.executable, "-c", CONDUCTOR_IMPORTS],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=PACKAGE.parent,
-    )
-    assert result.returncode == 0, result.stderr
-    loaded = set(result.stdout.split())
+    loaded = loaded_by(CONDUCTOR_IMPORTS)
     assert "inspector.conductor.service" in loaded  # the list is the child's
     api = sorted(
         m
