@@ -1,5 +1,6 @@
 """Registers every option group on a ConfigOpts and lists them for tools."""
 
+import logging
 from collections.abc import Callable
 
 from oslo_config import cfg
@@ -19,6 +20,8 @@ from inspector.conf import (
     processing,
     pxe_filter,
 )
+
+LOG = logging.getLogger(__name__)
 
 _Register = Callable[[cfg.ConfigOpts], None]
 _Lister = Callable[[], list[cfg.Opt]]
@@ -72,3 +75,5 @@ def validate(conf: cfg.ConfigOpts) -> None:
                 raise exceptions.ConfigError(
                     f"Invalid configuration: {where}: {exc}"
                 ) from exc
+    for message in pxe_filter.without_effect(conf):
+        LOG.warning("%s", message)
