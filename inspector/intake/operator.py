@@ -6,8 +6,10 @@ introspected, is the transition allowed, is it locked) is decided here, so
 the same error reaches the client whichever shape the service runs in.
 """
 
+import contextlib
 import logging
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from inspector import exceptions, states
@@ -79,18 +81,25 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
             "ramdisk could not be matched to it; create its ports or set a "
             "BMC address first"
         )
+    with _node_locked(rt, uuid):
+        record = introspections.start(
+            rt.db, uuid, manage_boot, attributes, claim_within=handover.claim_within(rt)
+        )
+    LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
+    handover.hand_over(rt, record, ConductorClient.start_introspection)
+    return uuid
+
+
+@contextlib.contextmanager
+def _node_locked(rt: Runtime, uuid: str) -> Iterator[None]:
+    """Hold the node's lock, waiting up to LOCK_GRACE; else 409."""
     lock = rt.locks.get_lock(uuid)
     if not lock.acquire(timeout=LOCK_GRACE):
         raise exceptions.NodeLocked(node=uuid)
     try:
-        record = introspections.start(
-            rt.db, uuid, manage_boot, attributes, claim_within=handover.claim_within(rt)
-        )
+        yield
     finally:
         lock.release()
-    LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
-    handover.hand_over(rt, record, ConductorClient.start_introspection)
-    return uuid
 
 
 def _check_node(rt: Runtime, node: dict[str, Any]) -> None:
@@ -113,10 +122,7 @@ def _check_node(rt: Runtime, node: dict[str, Any]) -> None:
 
 def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
     uuid = resolve(rt, node_id, names=names)
-    lock = rt.locks.get_lock(uuid)
-    if not lock.acquire(timeout=LOCK_GRACE):
-        raise exceptions.NodeLocked(node=uuid)
-    try:
+    with _node_locked(rt, uuid):
         record = introspections.get(rt.db, uuid)
         if record.state == states.ERROR:
             # abort is allowed and changes nothing: the node already failed
@@ -128,8 +134,6 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
             claim_within=handover.claim_within(rt),
             expected_version=record.version,
         )
-    finally:
-        lock.release()
     LOG.info("Abort of introspection of node %s requested", uuid)
     handover.hand_over(rt, record, ConductorClient.abort)
 
@@ -141,10 +145,7 @@ def reapply(
     store = data_store.for_conf(rt.conf, rt.db)
     if data is None:
         store.check_reapply()
-    lock = rt.locks.get_lock(uuid)
-    if not lock.acquire(timeout=LOCK_GRACE):
-        raise exceptions.NodeLocked(node=uuid)
-    try:
+    with _node_locked(rt, uuid):
         record = introspections.get(rt.db, uuid)
         if data is None:
             # the raw data goes back in the database for the conductor to read
@@ -157,7 +158,5 @@ def reapply(
             expected_version=record.version,
             raw_data=data,
         )
-    finally:
-        lock.release()
     LOG.info("Reapplying stored data of node %s", uuid)
     handover.hand_over(rt, record, ConductorClient.reapply)
