@@ -16,6 +16,7 @@ from typing import Any
 
 import requests
 
+from inspector.cmd import process
 from lab import lldp, machines, procstat
 from lab.apache_server import ApacheApiServer
 from lab.enroll import IronicAPI, enroll
@@ -355,11 +356,11 @@ runs, so "start" finishes by itself.
         + "\n\nPress Ctrl-C to stop.",
         flush=True,
     )
-    stop = threading.Event()
     # Ctrl-C or a plain kill both stop the lab cleanly (a shell that started
-    # this in the background may have left SIGINT ignored)
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    while not stop.wait(3600):
-        pass
+    # this in the background may have left SIGINT ignored), whichever of
+    # the lab's threads the kernel hands the signal to
+    with contextlib.closing(
+        process.receive_signals((signal.SIGINT, signal.SIGTERM))
+    ) as received:
+        next(received)
     print("\nStopping.", file=sys.stderr)

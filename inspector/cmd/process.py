@@ -2,9 +2,13 @@
 
 import os
 import sys
-from typing import NoReturn
+from collections.abc import Generator, Iterable
+from typing import TYPE_CHECKING, NoReturn
 
 from oslo_config import cfg
+
+if TYPE_CHECKING:
+    import signal
 
 DEFAULT_CONFIG_FILE = "/etc/ironic-inspector/inspector.conf"
 
@@ -74,32 +78,65 @@ def reload_config(conf: cfg.ConfigOpts, argv: list[str]) -> bool:
 def wait_for_stop(conf: cfg.ConfigOpts, argv: list[str]) -> str:
     """Block until SIGTERM or SIGINT; SIGHUP reloads mutable options meanwhile.
 
-    Returns the name of the signal that asked the process to stop.
+    Returns the name of the signal that asked the process to stop. Once
+    stopping, further stop signals are ignored: the graceful stop runs to
+    its end, SIGKILL cuts it short.
     """
+    import contextlib
     import logging
     import signal
-    import threading
-    from types import FrameType
 
     log = logging.getLogger(__name__)
-    stopping = threading.Event()
-    received: list[str] = []
+    handled = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    with contextlib.closing(receive_signals(handled)) as received:
+        for signo in received:
+            if signo == signal.SIGHUP:
+                log.info("Received SIGHUP, reloading mutable options")
+                reload_config(conf, argv)
+            else:
+                log.info("Received %s, stopping", signo.name)
+                return signo.name
+    raise AssertionError("receive_signals never ends")
 
-    def _on_stop(signo: int, _frame: FrameType | None) -> None:
-        received.append(signal.Signals(signo).name)
-        log.info("Received %s, stopping", received[-1])
-        stopping.set()
 
-    def _on_reload(_signo: int, _frame: FrameType | None) -> None:
-        log.info("Received SIGHUP, reloading mutable options")
-        reload_config(conf, argv)
+def receive_signals(
+    handled: "Iterable[signal.Signals]",
+) -> "Generator[signal.Signals, None, None]":
+    """Yield each of the ``handled`` signals the process receives, forever.
 
-    signal.signal(signal.SIGTERM, _on_stop)
-    signal.signal(signal.SIGINT, _on_stop)
-    signal.signal(signal.SIGHUP, _on_reload)
-    while not stopping.wait(3600):
-        pass
-    return received[0] if received else "SIGTERM"
+    The kernel hands a signal sent to the process to any of its threads.
+    Python runs handlers in the main thread only, and only once that thread
+    wakes up: one blocked on a lock would not notice a SIGTERM that landed
+    on an API or worker thread (seen once in CI: the process ignored it
+    until SIGKILL). So the caller's main thread sleeps reading a socket the
+    interpreter's C-level handler writes each signal number to, from
+    whichever thread received it, and the caller acts on the signal in
+    plain code rather than in a handler (a reload that logs cannot deadlock
+    on a lock the interrupted code holds). Close the generator to stop
+    listening; the signals stay ignored.
+    """
+    import signal
+    import socket
+
+    wanted = set(handled)
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    for signo in wanted:
+        signal.signal(signo, _ignore)
+    try:
+        while True:
+            for number in reader.recv(64):
+                if number in wanted:
+                    yield signal.Signals(number)
+    finally:
+        signal.set_wakeup_fd(previous_fd)
+        reader.close()
+        writer.close()
+
+
+def _ignore(_signo: int, _frame: object) -> None:
+    """Python-level handler: the work happens in :func:`receive_signals`."""
 
 
 def die(prog: str, message: str, code: int = 2) -> NoReturn:

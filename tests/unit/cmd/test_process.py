@@ -1,0 +1,72 @@
+"""How a service process waits for its stop signal.
+
+Each case runs in a child interpreter: only a main thread may install
+signal handlers, and a signal must not reach the test runner itself.
+"""
+
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+# The child starts a worker thread, then waits in wait_for_stop; the worker
+# sends itself the signals named on the command line, as the kernel does
+# when it picks a thread other than the main one for a process signal.
+CHILD = textwrap.dedent(
+    """
+    import logging, signal, sys, threading, time
+    from inspector.cmd import process
+    process.select_threading_backend()
+    from oslo_config import cfg
+    logging.basicConfig(level=logging.INFO)
+
+    def worker():
+        time.sleep(0.3)
+        for name in sys.argv[2:]:
+            signal.pthread_kill(threading.get_ident(), getattr(signal, name))
+            time.sleep(0.3)
+        time.sleep(60)
+
+    conf = cfg.ConfigOpts()
+    process.parse_config(["--config-file", sys.argv[1]], conf)
+    threading.Thread(target=worker, daemon=True).start()
+    started = time.monotonic()
+    print(process.wait_for_stop(conf, ["--config-file", sys.argv[1]]),
+          round(time.monotonic() - started, 1), flush=True)
+    """
+)
+
+
+def _run(tmp_path: pathlib.Path, *signals: str) -> subprocess.CompletedProcess[str]:
+    config = tmp_path / "inspector.conf"
+    config.write_text("[DEFAULT]\ntimeout = 600\n")
+    return subprocess.run(
+        [sys.executable, "-c", CHILD, str(config), *signals],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_stop_signal_caught_by_another_thread_stops_main(
+    tmp_path: pathlib.Path,
+) -> None:
+    # before the fix the main thread slept on a lock for an hour and never
+    # saw a SIGTERM the kernel had delivered to an API thread
+    result = _run(tmp_path, "SIGTERM")
+    assert result.returncode == 0, result.stderr
+    name, seconds = result.stdout.split()
+    assert name == "SIGTERM"
+    assert float(seconds) < 5
+
+
+def test_sigint_also_stops(tmp_path: pathlib.Path) -> None:
+    result = _run(tmp_path, "SIGINT")
+    assert result.stdout.split()[0] == "SIGINT", result.stderr
+
+
+def test_sighup_reloads_then_keeps_waiting(tmp_path: pathlib.Path) -> None:
+    result = _run(tmp_path, "SIGHUP", "SIGTERM")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "SIGTERM"
+    assert "Configuration reloaded" in result.stderr
