@@ -37,6 +37,9 @@ function inspector_configure {
     iniset "$INSPECTOR_CONF_FILE" ironic user_domain_name Default
     iniset "$INSPECTOR_CONF_FILE" ironic project_domain_name Default
     iniset "$INSPECTOR_CONF_FILE" ironic region_name "$REGION_NAME"
+    # devstack's Ironic runs its own DHCP filtering; the default (iptables,
+    # as in ironic-inspector) is not available in this release yet
+    iniset "$INSPECTOR_CONF_FILE" pxe_filter driver noop
     if _inspector_split; then
         iniset "$INSPECTOR_CONF_FILE" DEFAULT standalone False
         iniset "$INSPECTOR_CONF_FILE" DEFAULT transport_url "$(get_transport_url)"

@@ -61,7 +61,11 @@ class InspectorServer:
                 "host": "lab-inspector",
                 "log_file": str(self.log_file),
                 "use_stderr": "False",
+                # the lab has no Keystone; a deployment's default is keystone
+                "auth_strategy": "noauth",
             },
+            "pxe_filter": {"driver": "noop"},
+            "healthcheck": {"enabled": "True"},
             "database": {"connection": self.database_url},
             "ironic": {
                 "auth_type": "none",

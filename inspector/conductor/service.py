@@ -52,8 +52,9 @@ class ConductorService:
             access_policy=messaging.ExplicitRPCAccessPolicy,
         )
         # oslo.messaging registers its pool option when the server is built;
-        # our option of upstream's name decides how many casts run at once.
-        conf.set_override("executor_thread_pool_size", conf.max_concurrency)
+        # max_concurrency decides how many casts run at once unless a file
+        # sets oslo.messaging's own option, which then wins
+        conf.set_default("executor_thread_pool_size", conf.max_concurrency)
         self._periodic = [
             PeriodicTask(
                 "cluster",

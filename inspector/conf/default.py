@@ -5,7 +5,6 @@ import socket
 from oslo_config import cfg
 
 DEFAULT_IPMI_ADDRESS_FIELDS = [
-    "ipmi_address",
     "redfish_address",
     "ilo_address",
     "drac_host",
@@ -43,7 +42,7 @@ OPTS = [
     ),
     cfg.StrOpt(
         "auth_strategy",
-        default="noauth",
+        default="keystone",
         choices=[
             (
                 "noauth",
@@ -63,7 +62,8 @@ OPTS = [
         ],
         help="Authentication of API requests. /, /v1, /v1/continue, "
         "/healthcheck and /metrics stay public; everything else answers 401 "
-        "without valid credentials.",
+        "without valid credentials. The default is ironic-inspector's: "
+        "a configuration that does not name a strategy gets Keystone.",
     ),
     cfg.StrOpt(
         "http_basic_auth_user_file",
@@ -125,11 +125,12 @@ OPTS = [
     ),
     cfg.IntOpt(
         "max_concurrency",
-        default=64,
+        default=1000,
         min=1,
         max=1000,
-        help="Threads of the conductor that run introspection steps "
-        "(power-on, processing) concurrently.",
+        help="Most introspection steps (power-on, processing) and RPC casts "
+        "a conductor runs at once, as in ironic-inspector. Threads start "
+        "only when work is waiting, so an idle conductor holds few.",
     ),
 ]
 

@@ -13,7 +13,7 @@ oslo.middleware's ``disable_by_file``."""
 OPTS = [
     cfg.BoolOpt(
         "enabled",
-        default=True,
+        default=False,
         help="Answer GET /healthcheck (oslo.middleware) on the API, without "
         "authentication: 200 when every backend check passes, 503 otherwise. "
         "Load balancers and monitoring poll it.",

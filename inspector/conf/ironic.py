@@ -26,7 +26,7 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OPTS, group=GROUP)
     ks_loading.register_session_conf_options(conf, GROUP)
     ks_loading.register_auth_conf_options(conf, GROUP)
-    ks_loading.register_adapter_conf_options(conf, GROUP, include_deprecated=False)
+    ks_loading.register_adapter_conf_options(conf, GROUP, include_deprecated=True)
     conf.set_default("service_type", "baremetal", group=GROUP)
     conf.set_default("valid_interfaces", ["internal", "public"], group=GROUP)
 
@@ -35,5 +35,5 @@ def list_opts() -> list[cfg.Opt]:
     opts = list(OPTS)
     opts += ks_loading.get_session_conf_options()
     opts += ks_loading.get_auth_common_conf_options()
-    opts += ks_loading.get_adapter_conf_options(include_deprecated=False)
+    opts += ks_loading.get_adapter_conf_options(include_deprecated=True)
     return opts

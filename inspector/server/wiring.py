@@ -19,7 +19,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.baremetal.client import BaremetalClient
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.conf import opts, shape
+from inspector.conf import opts, pxe_filter, shape
 from inspector.coordination import conductor_state, service_group
 from inspector.coordination.members import FixedConductor, GroupMembers
 from inspector.db import engine, migration
@@ -75,6 +75,7 @@ def standalone(
     from inspector.conductor.service import ConductorService
 
     opts.validate(conf)
+    pxe_filter.check_driver(conf)
     if db is None:
         db = engine.from_conf(conf)
         migration.ensure_schema(db)
@@ -137,6 +138,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.coordination.group import Membership
 
     opts.validate(conf)
+    pxe_filter.check_driver(conf)
     shape.check_split(conf)
     db = engine.from_conf(conf)
     migration.ensure_schema(db)

@@ -35,6 +35,11 @@ def base_conf() -> cfg.ConfigOpts:
     opts.register_all(conf)
     messaging.set_transport_defaults("ironic_inspector")
     conf([], project="ironic-inspector", default_config_files=[])
+    # a deployment's defaults are ironic-inspector's (keystone, iptables);
+    # the functional tests run without Keystone or a DHCP filter
+    conf.set_default("auth_strategy", "noauth")
+    conf.set_default("driver", "noop", group="pxe_filter")
+    conf.set_default("enabled", True, group="healthcheck")
     return conf
 
 
@@ -43,6 +48,10 @@ def conf(base_conf: cfg.ConfigOpts) -> Iterator[cfg.ConfigOpts]:
     fixture = config_fixture.Config(base_conf)
     fixture.setUp()
     fixture.config(introspection_delay=0, host="functional-test")
+    # fixture.cleanUp resets defaults too: the overrides follow base_conf's
+    fixture.config(auth_strategy="noauth")
+    fixture.config(driver="noop", group="pxe_filter")
+    fixture.config(enabled=True, group="healthcheck")
     fixture.config(store_data="database", group="processing")
     yield base_conf
     fixture.cleanUp()
@@ -177,6 +186,9 @@ def introspect(
     return service.wait_for(uuid, *states.FINAL)
 
 
+LAB_DEFAULTS = "[DEFAULT]\nauth_strategy = noauth\n[pxe_filter]\ndriver = noop\n"
+
+
 def run_script(
     tmp_path: pathlib.Path,
     script: str,
@@ -184,12 +196,23 @@ def run_script(
     *args: str,
     stdin: str | None = None,
     cwd: pathlib.Path | None = None,
+    lab_defaults: bool = True,
 ) -> subprocess.CompletedProcess[str]:
-    """Runs one of the console scripts with `conf` as its only config file."""
+    """Runs one of the console scripts with `conf` as its config file.
+
+    With ``lab_defaults`` a first file sets what the tests run without
+    (Keystone, a DHCP filter); `conf` comes after it and wins.
+    """
+    files = []
+    if lab_defaults:
+        base = tmp_path / "lab-defaults.conf"
+        base.write_text(LAB_DEFAULTS)
+        files += ["--config-file", str(base)]
     path = tmp_path / "inspector.conf"
     path.write_text(conf)
+    files += ["--config-file", str(path)]
     return subprocess.run(
-        [str(BIN / script), "--config-file", str(path), *args],
+        [str(BIN / script), *files, *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -128,3 +128,19 @@ def test_split_unreachable_database_is_one_line(tmp_path: pathlib.Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert "u:p@" not in result.stderr
+
+
+def test_upstream_defaults_apply_to_a_config_that_names_none(
+    tmp_path: pathlib.Path,
+) -> None:
+    # ironic-inspector's defaults: the iptables PXE filter (not available
+    # yet) and Keystone; a config relying on them is refused by name
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    result = run(tmp_path, "ironic-inspector", db, lab_defaults=False)
+    assert result.returncode == 2, result.stderr
+    assert "[pxe_filter]driver = iptables (the default" in result.stderr
+    noop = db + "[pxe_filter]\ndriver = noop\n"
+    result = run(tmp_path, "ironic-inspector", noop, lab_defaults=False)
+    assert result.returncode == 2, result.stderr
+    assert "auth_strategy = keystone needs [keystone_authtoken]" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -157,6 +157,7 @@ def test_standalone(tmp_path: pathlib.Path) -> None:
     assert conf.get("DEFAULT", "standalone") == "True"
     assert conf.get("DEFAULT", "listen_port") == "5050"
     assert conf.get("DEFAULT", "auth_strategy") == "keystone"
+    assert conf.get("pxe_filter", "driver") == "noop"
     assert (
         conf.get("database", "connection")
         == "mysql+pymysql://root:dbpw@127.0.0.1/ironic_inspector"

@@ -143,6 +143,8 @@ API_IMPORTS = textwrap.dedent(
     opts.register_all(conf)
     messaging.set_transport_defaults("ironic_inspector")
     conf([], project="ironic-inspector", default_config_files=[])
+    conf.set_override("auth_strategy", "noauth")
+    conf.set_override("driver", "noop", group="pxe_filter")
     db = engine.Database("sqlite://")
     migration.ensure_schema(db)
     rt = Runtime(

@@ -39,7 +39,7 @@ CHILD = textwrap.dedent(
 
 def _run(tmp_path: pathlib.Path, *signals: str) -> subprocess.CompletedProcess[str]:
     config = tmp_path / "inspector.conf"
-    config.write_text("[DEFAULT]\ntimeout = 600\n")
+    config.write_text("[DEFAULT]\ntimeout = 600\n[pxe_filter]\ndriver = noop\n")
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(config), *signals],
         capture_output=True,

@@ -33,7 +33,7 @@ def test_sync_period_with_the_noop_driver_is_named(
 def test_defaults_warn_about_nothing(
     tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    conf = _conf(tmp_path, "[DEFAULT]\n")
+    conf = _conf(tmp_path, "[pxe_filter]\ndriver = noop\n")
     with caplog.at_level(logging.WARNING, logger="inspector.conf.opts"):
         opts.validate(conf)
     assert caplog.records == []
