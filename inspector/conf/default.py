@@ -2,7 +2,7 @@
 
 import socket
 
-from oslo_config import cfg
+from oslo_config import cfg, types
 
 DEFAULT_IPMI_ADDRESS_FIELDS = [
     "redfish_address",
@@ -11,6 +11,26 @@ DEFAULT_IPMI_ADDRESS_FIELDS = [
     "drac_address",
     "ibmc_address",
 ]
+
+
+class _OctalMode(types.Integer):
+    """A file mode written in octal, as chmod takes it: 0660 or 660."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, max=0o7777, type_name="octal file mode")
+
+    def __call__(self, value: object) -> int:
+        if isinstance(value, str):
+            try:
+                value = int(value.strip(), 8)
+            except ValueError:
+                raise ValueError(
+                    f"{value!r} is not an octal file mode such as 0660"
+                ) from None
+        mode = super().__call__(value)
+        assert isinstance(mode, int)  # Integer yields int or raises
+        return mode
+
 
 OPTS = [
     cfg.BoolOpt(
@@ -32,6 +52,27 @@ OPTS = [
         help="IP address the API listens on.",
     ),
     cfg.PortOpt("listen_port", default=5050, help="Port the API listens on."),
+    cfg.StrOpt(
+        "listen_unix_socket",
+        help="Path of a Unix socket the standalone API (or "
+        "ironic-inspector-api-wsgi's own server) listens on instead of "
+        "listen_address and listen_port, for a front end such as nginx on "
+        "the same host. A stale socket file is replaced at start.",
+    ),
+    cfg.Opt(
+        "listen_unix_socket_mode",
+        type=_OctalMode(),
+        help="File mode of listen_unix_socket, in octal (e.g. 0660). "
+        "Unset: the process umask decides. Ignored without "
+        "listen_unix_socket.",
+    ),
+    cfg.BoolOpt(
+        "use_ssl",
+        default=False,
+        help="Serve the API over HTTPS with [ssl]cert_file and key_file "
+        "(the standalone process and ironic-inspector-api-wsgi's own "
+        "server; under Apache, configure TLS in Apache).",
+    ),
     cfg.IntOpt(
         "api_threads",
         default=16,

@@ -19,6 +19,7 @@ from inspector.conf import (
     port_physnet,
     processing,
     pxe_filter,
+    ssl,
 )
 
 LOG = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (accelerators.GROUP, accelerators.register_opts, accelerators.list_opts),
     (healthcheck.GROUP, healthcheck.register_opts, healthcheck.list_opts),
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
+    (ssl.GROUP, ssl.register_opts, ssl.list_opts),
 ]
 
 

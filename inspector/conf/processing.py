@@ -46,6 +46,27 @@ OPTS = [
         ".json, unprocessed.json and processed.json.",
     ),
     cfg.StrOpt(
+        "ramdisk_logs_dir",
+        help="Directory where the ramdisk's logs (the tar.gz it sends in the "
+        "'logs' field) are written, one file per introspection: always when "
+        "the ramdisk reports an error, on success only with "
+        "always_store_ramdisk_logs. Unset: the logs are dropped. The "
+        "directory must exist and be writable at start-up.",
+    ),
+    cfg.BoolOpt(
+        "always_store_ramdisk_logs",
+        default=False,
+        help="Also write the ramdisk's logs when it reported no error "
+        "(needs ramdisk_logs_dir).",
+    ),
+    cfg.StrOpt(
+        "ramdisk_logs_filename_format",
+        default="{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
+        help="File name of the ramdisk's logs in ramdisk_logs_dir: {uuid} "
+        "the node's UUID, {bmc} its BMC address, {mac} the MAC it booted "
+        "from (each 'unknown' when not known), {dt} the UTC date and time.",
+    ),
+    cfg.StrOpt(
         "add_ports",
         mutable=True,
         default="pxe",
