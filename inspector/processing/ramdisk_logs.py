@@ -1,0 +1,263 @@
+"""The ramdisk's logs: the ``logs`` field of its post, kept as a file.
+
+ironic-python-agent sends its logs (journal, dmesg, ...) as base64 of a
+gzipped tarball in ``logs``. The field never stays in the introspection
+data: the conductor takes it out (:func:`take`) before the data is
+processed and stored again, and writes it (:func:`write`) to
+``[processing]ramdisk_logs_dir`` under ``ramdisk_logs_filename_format``,
+as ironic-inspector does: always when processing failed or the ramdisk
+reported an error, on success only with ``always_store_ramdisk_logs``.
+Logs that cannot be decoded are reported and dropped; they never fail an
+introspection. :func:`check_conf` refuses a directory that cannot be
+written at start-up, in the processes that write (not the API).
+"""
+
+import base64
+import binascii
+import datetime
+import logging
+import os
+import re
+import uuid as uuid_lib
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.intake import lookup
+from inspector.processing.base import Data
+from inspector.processing.interfaces import boot_mac
+
+LOG = logging.getLogger(__name__)
+
+FIELD = "logs"
+"""The key of the ramdisk's post that holds its logs."""
+
+UNKNOWN = "unknown"
+
+FORMAT_ERRORS = (KeyError, ValueError, IndexError, AttributeError, TypeError)
+"""What ``str.format`` raises for a format it cannot fill in."""
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._:@%+=-]")
+"""What a placeholder's value may not bring into a file name (the BMC
+address comes from the ramdisk: no ``/``, no ``..`` tricks)."""
+
+
+def take(data: Data) -> Any:
+    """Remove ``logs`` from ``data`` (in place); what it held, or None."""
+    return data.pop(FIELD, None)
+
+
+def must_write(conf: cfg.ConfigOpts, data: Data, failed: bool) -> bool:
+    """Whether the logs of this post are due: processing failed or the
+    ramdisk reported an error, or ``always_store_ramdisk_logs``."""
+    if not conf.processing.ramdisk_logs_dir:
+        return False
+    always = bool(conf.processing.always_store_ramdisk_logs)
+    return failed or bool(data.get("error")) or always
+
+
+def _safe(value: str | None) -> str:
+    if not value:
+        return UNKNOWN
+    cleaned = _UNSAFE.sub("_", value)
+    return UNKNOWN if cleaned.strip(".") == "" else cleaned
+
+
+def _bmc(data: Data) -> str | None:
+    """The BMC address as the ramdisk reported it (ironic-inspector reads
+    ``inventory.bmc_address``, then the old top-level ``ipmi_address``)."""
+    inventory = data.get("inventory")
+    value = inventory.get("bmc_address") if isinstance(inventory, dict) else None
+    if value is None:
+        value = data.get("ipmi_address")
+    if not isinstance(value, str) or value in ("", "0.0.0.0"):
+        return None
+    return lookup.host_of(value) or value
+
+
+def file_name(
+    conf: cfg.ConfigOpts, data: Data, uuid: str | None, when: datetime.datetime
+) -> str:
+    """``ramdisk_logs_filename_format`` filled in: ``{uuid}``, ``{bmc}``,
+    ``{mac}`` (the PXE MAC without colons, as ironic-inspector writes it)
+    and ``{dt}`` (``when``, naive UTC, so ``{dt:%Y%m%d}`` works as in
+    ``str.format``); each unknown value is ``unknown``.
+
+    :raises KeyError, ValueError, IndexError, AttributeError, TypeError:
+        the format is not valid.
+    """
+    mac = boot_mac(data)
+    return str(conf.processing.ramdisk_logs_filename_format).format(
+        uuid=_safe(uuid),
+        bmc=_safe(_bmc(data)),
+        mac=mac.replace(":", "") if mac else UNKNOWN,
+        dt=when,
+    )
+
+
+def utcnow() -> datetime.datetime:
+    """Now in UTC without a time zone, as ironic-inspector formats ``{dt}``."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
+def decode(logs: Any, uuid: str | None) -> bytes | None:
+    """The tarball ``logs`` holds, or None (with a warning naming the node)
+    when it is not base64 of a gzip file."""
+    if not isinstance(logs, str):
+        LOG.warning(
+            "The ramdisk's logs of node %s are not a base64 string (%s): dropped",
+            uuid or UNKNOWN,
+            type(logs).__name__,
+        )
+        return None
+    try:
+        raw = base64.b64decode("".join(logs.split()).encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError) as exc:
+        LOG.warning(
+            "The ramdisk's logs of node %s are not valid base64 (%s): dropped",
+            uuid or UNKNOWN,
+            exc,
+        )
+        return None
+    if not raw.startswith(GZIP_MAGIC):
+        LOG.warning(
+            "The ramdisk's logs of node %s are not a gzip file (%d bytes "
+            "starting %r): dropped",
+            uuid or UNKNOWN,
+            len(raw),
+            raw[:8],
+        )
+        return None
+    return raw
+
+
+def _write_atomically(path: str, content: bytes) -> None:
+    """``content`` at ``path``, whole or not at all: written to a hidden
+    file beside it, then renamed over it."""
+    folder, name = os.path.split(path)
+    scratch = os.path.join(folder, f".{name}.{uuid_lib.uuid4().hex}.tmp")
+    # the umask decides the mode, as for a plain open()
+    handle = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(scratch, path)
+    except BaseException:
+        try:
+            os.unlink(scratch)
+        except OSError:
+            pass
+        raise
+
+
+def write(
+    conf: cfg.ConfigOpts,
+    data: Data,
+    uuid: str | None,
+    logs: Any,
+    when: datetime.datetime | None = None,
+) -> str | None:
+    """Write ``logs`` (the field as posted) for the node ``uuid`` into
+    ``ramdisk_logs_dir``; the path written, or None. Never raises: a
+    problem is logged and the logs are dropped."""
+    folder = conf.processing.ramdisk_logs_dir
+    if not folder:
+        LOG.debug("ramdisk_logs_dir is not set: logs of node %s dropped", uuid)
+        return None
+    if logs is None or logs == "":
+        LOG.info("The ramdisk of node %s sent no logs to keep", uuid or UNKNOWN)
+        return None
+    content = decode(logs, uuid)
+    if content is None:
+        return None
+    try:
+        name = file_name(conf, data, uuid, when or utcnow())
+    except FORMAT_ERRORS as exc:
+        LOG.warning(
+            "Could not name the ramdisk's logs of node %s with "
+            "[processing]ramdisk_logs_filename_format %r (%s): dropped",
+            uuid or UNKNOWN,
+            conf.processing.ramdisk_logs_filename_format,
+            exc,
+        )
+        return None
+    path = os.path.join(folder, name)
+    try:
+        _write_atomically(path, content)
+    except OSError as exc:
+        LOG.warning(
+            "Could not write the ramdisk's logs of node %s to %s: %s",
+            uuid or UNKNOWN,
+            path,
+            exc,
+        )
+        return None
+    LOG.info("The ramdisk's logs of node %s were written to %s", uuid or UNKNOWN, path)
+    return path
+
+
+OPTION = "[processing]ramdisk_logs_dir"
+
+
+def check_conf(conf: cfg.ConfigOpts) -> None:
+    """Refuse, at start-up of a process that writes the logs (standalone,
+    conductor), a ``ramdisk_logs_dir`` that is missing or not writable, and
+    a ``ramdisk_logs_filename_format`` that cannot be filled in.
+
+    :raises ConfigError: one line naming the option and the value.
+    """
+    folder = conf.processing.ramdisk_logs_dir
+    if not folder:
+        return
+    if not os.path.isdir(folder):
+        raise exceptions.ConfigError(
+            f"Invalid configuration: {OPTION} {folder} does not exist or is "
+            "not a directory"
+        )
+    probe = os.path.join(folder, f".probe-{uuid_lib.uuid4().hex}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as exc:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: {OPTION} {folder} is not writable: "
+            f"{exc.strerror or exc}"
+        ) from exc
+    template = conf.processing.ramdisk_logs_filename_format
+    try:
+        file_name(conf, {}, None, utcnow())
+    except FORMAT_ERRORS as exc:
+        raise exceptions.ConfigError(
+            "Invalid configuration: [processing]ramdisk_logs_filename_format "
+            f"{template!r} cannot be filled in ({type(exc).__name__}: {exc}); "
+            "it may use {uuid}, {bmc}, {mac} and {dt}"
+        ) from exc
+
+
+class Held:
+    """The logs taken out of one post, written at most once."""
+
+    def __init__(
+        self, conf: cfg.ConfigOpts, data: Data, uuid: str | None, logs: Any
+    ) -> None:
+        self.conf = conf
+        self.data = data
+        self.uuid = uuid
+        self.logs = logs
+        self.taken_at = utcnow()
+        """When processing took the logs: the ``{dt}`` of the file."""
+        self.settled = False
+
+    def settle(self, failed: bool) -> str | None:
+        """Write the logs if they are due (see :func:`must_write`); once
+        due they are let go. The path written, or None."""
+        if self.settled or not must_write(self.conf, self.data, failed):
+            return None
+        self.settled = True
+        logs, self.logs = self.logs, None
+        return write(self.conf, self.data, self.uuid, logs, self.taken_at)
