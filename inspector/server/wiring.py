@@ -73,9 +73,11 @@ def standalone(
     """Build the standalone shape (not started). ``db`` and ``baremetal``
     replace the configured database and Ironic client (tests)."""
     from inspector.conductor.service import ConductorService
+    from inspector.processing import ramdisk_logs
 
     opts.validate(conf)
     pxe_filter.check_driver(conf)
+    ramdisk_logs.check_conf(conf)
     if db is None:
         db = engine.from_conf(conf)
         migration.ensure_schema(db)
@@ -136,9 +138,11 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.conductor.service import ConductorService
     from inspector.coordination.backend import start_coordinator
     from inspector.coordination.group import Membership
+    from inspector.processing import ramdisk_logs
 
     opts.validate(conf)
     pxe_filter.check_driver(conf)
+    ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
