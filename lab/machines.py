@@ -1,5 +1,6 @@
 """Virtual machines with varied, realistic hardware and their IPA payloads."""
 
+import base64
 import dataclasses
 import random
 from typing import Any
@@ -145,9 +146,10 @@ class Machine:
     def smallest_disk_gib(self) -> int:
         return min(d["size"] for d in self.inventory["disks"]) // GiB
 
-    def payload(self) -> dict[str, Any]:
-        """The body ironic-python-agent posts to /v1/continue."""
-        return {
+    def payload(self, logs: bytes | None = None) -> dict[str, Any]:
+        """The body ironic-python-agent posts to /v1/continue; with ``logs``
+        (a gzipped tarball) its ``logs`` field, base64 as the agent sends it."""
+        body: dict[str, Any] = {
             "inventory": self.inventory,
             "boot_interface": "01-" + self.pxe_mac.replace(":", "-"),
             "configuration": {
@@ -161,6 +163,9 @@ class Machine:
             ),
             "pci_devices": self.pci_devices,
         }
+        if logs is not None:
+            body["logs"] = base64.b64encode(logs).decode()
+        return body
 
 
 def _mac(rng: random.Random, index: int, nic: int) -> str:
