@@ -51,6 +51,7 @@ genconfig: venv
 # generated documentation: the configuration reference and the state diagram
 docs: venv
 	$(BIN)/python -m tools.config_reference doc/config-reference.md
+	$(BIN)/python -m tools.upstream_options doc doc/upgrade.md
 	$(BIN)/python -m tools.states_diagram doc/images/states.svg
 
 # the benchmark (not part of test): standalone and split with 2 conductors

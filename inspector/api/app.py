@@ -4,6 +4,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import flask
+from oslo_middleware import cors
 
 from inspector.api import (
     access,
@@ -99,4 +100,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     # the hot status GET skips every layer but authentication
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
     app.wsgi_app = auth.wrap(app.wsgi_app, rt.conf)  # type: ignore[method-assign,assignment]
+    if rt.conf.cors.allowed_origin:
+        # outside authentication: a browser's preflight carries no token
+        app.wsgi_app = cors.CORS(app.wsgi_app, rt.conf)  # type: ignore[method-assign]
     return app

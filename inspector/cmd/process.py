@@ -12,6 +12,22 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIG_FILE = "/etc/ironic-inspector/inspector.conf"
 
+# ironic-inspector's: libraries speak at WARNING unless a file says otherwise
+DEFAULT_LOG_LEVELS = [
+    "sqlalchemy=WARNING",
+    "iso8601=WARNING",
+    "requests=WARNING",
+    "urllib3.connectionpool=WARNING",
+    "keystonemiddleware=WARNING",
+    "keystoneauth=WARNING",
+    "ironicclient=WARNING",
+    "amqp=WARNING",
+    "amqplib=WARNING",
+    "stevedore=WARNING",
+    "oslo.messaging=WARNING",
+    "oslo_messaging=WARNING",
+]
+
 
 def select_threading_backend() -> None:
     """Make oslo.service use OS threads; must run before it is imported.
@@ -43,6 +59,7 @@ def parse_config(argv: list[str], conf: cfg.ConfigOpts | None = None) -> cfg.Con
     conf = cfg.CONF if conf is None else conf
     opts.register_all(conf)
     log.register_options(conf)
+    log.set_defaults(default_log_levels=DEFAULT_LOG_LEVELS)
     messaging.set_transport_defaults("ironic_inspector")
     defaults = [DEFAULT_CONFIG_FILE] if os.path.exists(DEFAULT_CONFIG_FILE) else []
     conf(argv, project="ironic-inspector", default_config_files=defaults)

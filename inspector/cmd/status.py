@@ -63,6 +63,21 @@ class Checks(upgradecheck.UpgradeCommands):
             f"{want}: run ironic-inspector-dbsync upgrade",
         )
 
+    def _configuration(self) -> Result:
+        from inspector import exceptions
+        from inspector.conf import opts, pxe_filter
+
+        try:
+            warnings = opts.judge(self.conf)
+            pxe_filter.check_driver(self.conf)
+        except exceptions.ConfigError as exc:
+            return Result(Code.FAILURE, str(exc))
+        if warnings:
+            return Result(Code.WARNING, "\n".join(warnings))
+        return Result(
+            Code.SUCCESS, "every option set is valid and honoured (doc/upgrade.md)"
+        )
+
     def _shape(self) -> Result:
         from inspector import exceptions
         from inspector.conf import shape
@@ -88,6 +103,7 @@ class Checks(upgradecheck.UpgradeCommands):
         return driver_library(scheme)
 
     _upgrade_checks = (
+        ("Configuration", _configuration),
         ("Database schema", _schema),
         ("Split mode backends", _shape),
         ("Coordination driver", _coordination_driver),

@@ -8,7 +8,8 @@ OPTS: list[cfg.Opt] = [
     cfg.StrOpt(
         "known_devices",
         default=None,
-        help='JSON file of the accelerators to recognise: {"pci_devices": '
+        help="YAML (or JSON) file of the accelerators to recognise, as in "
+        'ironic-inspector: {"pci_devices": '
         '[{"vendor_id": "10de", "device_id": "20b0", "type": "GPU", '
         '"device_info": "NVIDIA A100"}, ...]}. Unset: a built-in list of '
         "common NVIDIA, AMD and Intel GPUs and FPGAs.",

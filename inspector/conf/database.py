@@ -15,21 +15,47 @@ OPTS = [
     ),
     cfg.IntOpt(
         "max_pool_size",
-        default=10,
+        default=5,
         min=1,
-        help="Connections kept open to a server database.",
+        help="Connections kept open to a server database (per process), as "
+        "in ironic-inspector.",
     ),
     cfg.IntOpt(
         "max_overflow",
-        default=20,
+        default=50,
         min=0,
-        help="Connections allowed beyond max_pool_size under load.",
+        help="Connections opened beyond max_pool_size under load, closed "
+        "when returned.",
     ),
     cfg.IntOpt(
         "pool_timeout",
         default=30,
         min=1,
-        help="Seconds to wait for a free pooled connection.",
+        help="Seconds to wait for a free pooled connection (ironic-inspector "
+        "leaves it unset, which is SQLAlchemy's 30).",
+    ),
+    cfg.IntOpt(
+        "connection_recycle_time",
+        default=3600,
+        min=1,
+        help="Seconds after which a pooled connection to a server database "
+        "is replaced when next used, as in ironic-inspector (oslo.db); keep "
+        "it below the server's or a proxy's idle timeout.",
+    ),
+    cfg.IntOpt(
+        "max_retries",
+        default=10,
+        min=-1,
+        help="Attempts to reach the database at start-up of the standalone "
+        "process and conductors before giving up; -1 retries forever (for a "
+        "database that starts after the service). The API process answers "
+        "503 and retries on the next request instead.",
+    ),
+    cfg.IntOpt(
+        "retry_interval",
+        default=10,
+        min=0,
+        help="Seconds between those attempts.",
     ),
     cfg.IntOpt(
         "sqlite_busy_timeout",

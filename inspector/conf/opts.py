@@ -8,7 +8,9 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.conf import (
     accelerators,
+    capabilities,
     coordination,
+    cors,
     database,
     default,
     discovery,
@@ -20,6 +22,7 @@ from inspector.conf import (
     processing,
     pxe_filter,
     ssl,
+    upstream,
 )
 
 LOG = logging.getLogger(__name__)
@@ -38,8 +41,10 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (discovery.GROUP, discovery.register_opts, discovery.list_opts),
     (port_physnet.GROUP, port_physnet.register_opts, port_physnet.list_opts),
     (accelerators.GROUP, accelerators.register_opts, accelerators.list_opts),
+    (capabilities.GROUP, capabilities.register_opts, capabilities.list_opts),
     (healthcheck.GROUP, healthcheck.register_opts, healthcheck.list_opts),
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
+    (cors.GROUP, cors.register_opts, cors.list_opts),
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
 ]
 
@@ -59,7 +64,15 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
 
 
 def validate(conf: cfg.ConfigOpts) -> None:
-    """Read every registered option once so bad values fail at start-up.
+    """:func:`judge` the configuration and log its warnings once."""
+    for message in judge(conf):
+        LOG.warning("%s", message)
+
+
+def judge(conf: cfg.ConfigOpts) -> list[str]:
+    """Read every registered option once so bad values fail at start-up,
+    and judge every option the files set (:func:`upstream.check`).
+    Returns the warnings: options set that change nothing here.
 
     oslo.config checks ``choices``, ``min`` and ``max`` only when a value is
     read; reading them all here turns a typo into a clear start-up error
@@ -77,5 +90,5 @@ def validate(conf: cfg.ConfigOpts) -> None:
                 raise exceptions.ConfigError(
                     f"Invalid configuration: {where}: {exc}"
                 ) from exc
-    for message in pxe_filter.without_effect(conf):
-        LOG.warning("%s", message)
+    own = [group for group, _register, _list in _GROUPS if group]
+    return upstream.check(conf, own) + pxe_filter.without_effect(conf)

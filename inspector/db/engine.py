@@ -44,9 +44,10 @@ class Database:
         url: str,
         *,
         busy_timeout_ms: int = 10000,
-        pool_size: int = 10,
-        max_overflow: int = 20,
+        pool_size: int = 5,
+        max_overflow: int = 50,
         pool_timeout: int = 30,
+        pool_recycle: int = 3600,
     ) -> None:
         try:
             parsed = sa.engine.make_url(url)
@@ -75,6 +76,7 @@ class Database:
                 pool_size=pool_size,
                 max_overflow=max_overflow,
                 pool_timeout=pool_timeout,
+                pool_recycle=pool_recycle,
                 pool_pre_ping=True,
             )
         try:
@@ -151,4 +153,5 @@ def from_conf(conf: cfg.ConfigOpts) -> Database:
         pool_size=db.max_pool_size,
         max_overflow=db.max_overflow,
         pool_timeout=db.pool_timeout,
+        pool_recycle=db.connection_recycle_time,
     )

@@ -1,6 +1,8 @@
 """Schema migrations (alembic) driven from a ConfigOpts."""
 
+import logging
 import pathlib
+import time
 
 import sqlalchemy as sa
 from alembic import command
@@ -11,6 +13,8 @@ from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions
 from inspector.db.engine import UNREACHABLE, Database, cause, unreachable
+
+LOG = logging.getLogger(__name__)
 
 SCRIPT_LOCATION = str(pathlib.Path(__file__).parent / "migrations")
 VERSION_TABLE = "ironic_inspector_alembic_version"
@@ -106,6 +110,36 @@ def known() -> set[str]:
 def revision(db: Database, message: str, autogenerate: bool = True) -> None:
     """Write a new migration script comparing the models with ``db``."""
     command.revision(_config(db), message=message, autogenerate=autogenerate)
+
+
+def wait_for_schema(db: Database, max_retries: int, retry_interval: float) -> None:
+    """:func:`ensure_schema`, retrying while the database is unreachable.
+
+    ``max_retries`` and ``retry_interval`` are ``[database]``'s, with
+    oslo.db's meaning: -1 retries forever. Each failed attempt is logged;
+    the last one raises. A SQLite file is there or not: no retries.
+    """
+    if db.is_sqlite:
+        ensure_schema(db)
+        return
+    attempt = 0
+    while True:
+        try:
+            ensure_schema(db)
+            return
+        except exceptions.ServiceUnavailable as exc:
+            if 0 <= max_retries <= attempt:
+                raise
+            attempt += 1
+            limit = "unlimited" if max_retries < 0 else str(max_retries)
+            LOG.warning(
+                "%s; retry %d of %s in %s s ([database]max_retries, retry_interval)",
+                exc,
+                attempt,
+                limit,
+                retry_interval,
+            )
+            time.sleep(retry_interval)
 
 
 def ensure_schema(db: Database) -> None:

@@ -1,9 +1,9 @@
 """accelerators: GPUs and FPGAs among the PCI devices the ramdisk found."""
 
-import json
 import logging
 from typing import Any
 
+import yaml
 from oslo_config import cfg
 
 from inspector import exceptions
@@ -12,8 +12,10 @@ from inspector.processing.base import Data, NodeContext, ProcessingHook
 LOG = logging.getLogger(__name__)
 
 KNOWN = [
+    # the first two as ironic-inspector's known_accelerators.yaml names them
+    ("10de", "1eb8", "GPU", "NVIDIA Corporation Tesla T4"),
+    ("10de", "1df6", "GPU", "NVIDIA Corporation GV100GL"),
     ("10de", "1db4", "GPU", "NVIDIA Tesla V100"),
-    ("10de", "1eb8", "GPU", "NVIDIA Tesla T4"),
     ("10de", "20b0", "GPU", "NVIDIA A100"),
     ("10de", "20b5", "GPU", "NVIDIA A100 80GB"),
     ("10de", "20b7", "GPU", "NVIDIA A30"),
@@ -48,11 +50,12 @@ def load_known(path: str | None) -> dict[tuple[str, str], tuple[str, str]]:
     ]
     if path:
         try:
+            # YAML as ironic-inspector's file (JSON is YAML too)
             with open(path, encoding="utf-8") as handle:
-                entries = json.load(handle)["pci_devices"]
+                entries = yaml.safe_load(handle)["pci_devices"]
             if not isinstance(entries, list):
                 raise ValueError("pci_devices is not a list")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
             raise exceptions.ConfigError(
                 f"Invalid configuration: [accelerators]known_devices {path}: {exc}"
             ) from exc

@@ -6,16 +6,6 @@ from inspector.processing.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 
-CPU_FLAGS = {
-    "vmx": "cpu_vt",
-    "svm": "cpu_vt",
-    "aes": "cpu_aes",
-    "pse": "cpu_hugepages",
-    "pdpe1gb": "cpu_hugepages_1g",
-    "smx": "cpu_txt",
-}
-"""CPU flag -> capability set to "true" when the flag is present."""
-
 
 def parse(text: object) -> dict[str, str]:
     """Ironic's ``properties.capabilities``: "k1:v1,k2:v2" (or a dict)."""
@@ -50,18 +40,20 @@ def update(ctx: NodeContext, new: dict[str, str]) -> None:
 
 class CapabilitiesHook(ProcessingHook):
     """Reads ``inventory.boot.current_boot_mode`` and ``inventory.cpu.flags``;
-    writes ``boot_mode`` and CPU capabilities into ``properties.capabilities``
-    (other capabilities are kept)."""
+    writes ``boot_mode`` (only with ``[capabilities]boot_mode``) and the CPU
+    capabilities of ``[capabilities]cpu_flags`` into
+    ``properties.capabilities`` (other capabilities are kept)."""
 
     def before_update(self, data: Data, ctx: NodeContext) -> None:
         inventory = data.get("inventory") or {}
         new: dict[str, str] = {}
+        options = self.conf.capabilities
         boot = inventory.get("boot") or {}
         mode = boot.get("current_boot_mode") if isinstance(boot, dict) else None
-        if mode in ("uefi", "bios"):
+        if options.boot_mode and mode in ("uefi", "bios"):
             new["boot_mode"] = mode
         flags = (inventory.get("cpu") or {}).get("flags") or []
-        for flag, capability in CPU_FLAGS.items():
+        for flag, capability in options.cpu_flags.items():
             if flag in flags:
                 new[capability] = "true"
         if new:

@@ -64,6 +64,13 @@ class Standalone:
         self.rt.db.dispose()
 
 
+def _wait_for_schema(conf: cfg.ConfigOpts, db: engine.Database) -> None:
+    """Long-running services wait for a database that starts after them."""
+    migration.wait_for_schema(
+        db, conf.database.max_retries, conf.database.retry_interval
+    )
+
+
 def standalone(
     conf: cfg.ConfigOpts,
     *,
@@ -80,7 +87,7 @@ def standalone(
     ramdisk_logs.check_conf(conf)
     if db is None:
         db = engine.from_conf(conf)
-        migration.ensure_schema(db)
+        _wait_for_schema(conf, db)
     transport = messaging.get_rpc_transport(conf, url="fake://")
     rt = Runtime(
         conf=conf,
@@ -145,7 +152,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
     db = engine.from_conf(conf)
-    migration.ensure_schema(db)
+    _wait_for_schema(conf, db)
     coordinator = start_coordinator(conf, conf.host)
     transport = messaging.get_rpc_transport(conf)
     rt = Runtime(

@@ -1,6 +1,7 @@
 """The console scripts refuse bad configuration with one clear line."""
 
 import pathlib
+import time
 
 import pytest
 
@@ -76,6 +77,7 @@ SPLIT = (
     "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://u:p@127.0.0.1:1/\n"
     "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n"
     "[database]\nconnection = postgresql+psycopg2://u:p@127.0.0.1:1/x\n"
+    "max_retries = 0\n"
 )
 
 
@@ -130,6 +132,19 @@ def test_split_unreachable_database_is_one_line(tmp_path: pathlib.Path) -> None:
     assert "u:p@" not in result.stderr
 
 
+def test_split_waits_for_the_database_as_configured(tmp_path: pathlib.Path) -> None:
+    # [database]max_retries and retry_interval, oslo.db's meaning upstream
+    conf = SPLIT.replace("max_retries = 0", "max_retries = 2\nretry_interval = 1")
+    started = time.monotonic()
+    result = run(tmp_path, "ironic-inspector-conductor", conf)
+    assert result.returncode == 2, result.stderr
+    assert time.monotonic() - started >= 2
+    logged = result.stdout + result.stderr  # oslo.log's stream
+    assert "retry 1 of 2 in 1 s" in logged
+    assert "retry 2 of 2 in 1 s" in logged
+    assert "retry 3" not in logged and "u:p@" not in logged
+
+
 def test_upstream_defaults_apply_to_a_config_that_names_none(
     tmp_path: pathlib.Path,
 ) -> None:
@@ -143,4 +158,15 @@ def test_upstream_defaults_apply_to_a_config_that_names_none(
     result = run(tmp_path, "ironic-inspector", noop, lab_defaults=False)
     assert result.returncode == 2, result.stderr
     assert "auth_strategy = keystone needs [keystone_authtoken]" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_upstream_option_refused_and_typo_named(tmp_path: pathlib.Path) -> None:
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    conf = db + "[DEFAULT]\nenable_mdns = true\nuse_sll = true\n"
+    result = run(tmp_path, "ironic-inspector", conf)
+    assert result.returncode == 2, result.stderr
+    assert "[DEFAULT]enable_mdns (" in result.stderr
+    assert "ipa-inspection-callback-url" in result.stderr
+    assert "[DEFAULT]use_sll (" in result.stderr and "is not an option" in result.stderr
     assert "Traceback" not in result.stderr

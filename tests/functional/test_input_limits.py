@@ -168,6 +168,7 @@ def test_secret_options_never_logged(tmp_path: pathlib.Path) -> None:
         "[DEFAULT]\nstandalone = False\ndebug = True\n"
         "transport_url = rabbit://inspector:TRANSPORTPW@127.0.0.1:1/\n"
         "[database]\nconnection = postgresql+psycopg2://inspector:DBPW@127.0.0.1:1/x\n"
+        "max_retries = 0\n"
         "[coordination]\nbackend_url = etcd3+http://user:ETCDPW@127.0.0.1:1\n"
     )
     for script in ("ironic-inspector-conductor", "ironic-inspector-status"):

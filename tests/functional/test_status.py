@@ -117,3 +117,14 @@ def test_bad_config_file_is_named(tmp_path: pathlib.Path) -> None:
     )
     assert result.returncode == 2
     assert str(tmp_path / "missing.conf") in result.stderr
+
+
+def test_upstream_options_are_judged(tmp_path: pathlib.Path) -> None:
+    # what a refused or warned option does to a start, the check says first
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/inspector.sqlite\n"
+    warned = _run(tmp_path, db + "[DEFAULT]\nrootwrap_config = /etc/r.conf\n", "--json")
+    assert warned.returncode == 1, warned.stdout + warned.stderr
+    assert "[DEFAULT]rootwrap_config" in _details(warned)["Configuration"]
+    refused = _run(tmp_path, db + "[DEFAULT]\nenable_mdns = true\n", "--json")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "[DEFAULT]enable_mdns" in _details(refused)["Configuration"]

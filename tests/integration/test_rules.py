@@ -100,7 +100,7 @@ def test_each_action_lands_in_ironic(client: Client, lab: Lab) -> None:
     vendor = machine.inventory["system_vendor"]["manufacturer"]
     assert node["properties"]["vendor"] == vendor
     assert "inspected_by:rules" in node["properties"]["capabilities"]
-    assert "boot_mode:" in node["properties"]["capabilities"]  # hooks' kept
+    assert "cpu_aes:true" in node["properties"]["capabilities"]  # hooks' kept
     assert node["traits"] == ["CUSTOM_RULES"]
     assert node["properties"]["cpus"] == machine.cpus
 

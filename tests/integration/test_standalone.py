@@ -62,7 +62,9 @@ def test_happy_path_writes_ironic(client: Client, lab: Lab) -> None:
     assert props["memory_mb"] == machine.memory_mb
     assert props["cpu_arch"] == machine.inventory["cpu"]["architecture"]
     assert props["local_gb"] == machine.smallest_disk_gib - 1
-    assert "boot_mode:" in props["capabilities"]
+    assert "cpu_aes:true" in props["capabilities"]
+    # [capabilities]boot_mode is off by default, as in ironic-inspector
+    assert "boot_mode:" not in props["capabilities"]
     ports = lab.api.ports(uuid)
     assert [(p["address"], p["pxe_enabled"]) for p in ports] == [
         (machine.pxe_mac, True)

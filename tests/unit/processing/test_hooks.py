@@ -255,6 +255,7 @@ def test_no_valid_interfaces(conf: Any, data: Any) -> None:
 
 
 def test_capabilities_merge(conf: Any, data: Any, ctx: NodeContext) -> None:
+    conf.set_override("boot_mode", True, group="capabilities")
     ctx.node["properties"]["capabilities"] = "profile:compute,boot_mode:bios"
     capabilities.CapabilitiesHook(conf).before_update(data, ctx)
     caps = capabilities.parse(patches(ctx)["/properties/capabilities"])
@@ -262,6 +263,25 @@ def test_capabilities_merge(conf: Any, data: Any, ctx: NodeContext) -> None:
     assert caps["boot_mode"] == data["inventory"]["boot"]["current_boot_mode"]
     assert caps["cpu_vt"] == "true" and caps["cpu_aes"] == "true"
     assert caps["cpu_hugepages_1g"] == "true" and caps["cpu_txt"] == "true"
+
+
+def test_capabilities_boot_mode_off_by_default(
+    conf: Any, data: Any, ctx: NodeContext
+) -> None:
+    # as in ironic-inspector: Ironic deploys in the mode the capability names
+    capabilities.CapabilitiesHook(conf).before_update(data, ctx)
+    caps = capabilities.parse(patches(ctx)["/properties/capabilities"])
+    assert "boot_mode" not in caps
+    assert caps["cpu_vt"] == "true"
+
+
+def test_capabilities_cpu_flags_map(conf: Any, data: Any, ctx: NodeContext) -> None:
+    conf.set_override(
+        "cpu_flags", {"aes": "has_aes", "nonexistent": "never"}, group="capabilities"
+    )
+    capabilities.CapabilitiesHook(conf).before_update(data, ctx)
+    caps = capabilities.parse(patches(ctx)["/properties/capabilities"])
+    assert caps == {"has_aes": "true"}
 
 
 def test_capabilities_no_change_no_patch(

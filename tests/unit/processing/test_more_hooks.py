@@ -246,6 +246,14 @@ def test_accelerators_file(conf: Any, tmp_path: pathlib.Path) -> None:
         path.write_text(bad)
         with pytest.raises(exceptions.ConfigError, match="known_devices"):
             AcceleratorsHook(conf)
+    # ironic-inspector's file is YAML
+    path.write_text(
+        'pci_devices:\n  - vendor_id: "10de"\n    device_id: "1eb8"\n'
+        "    type: GPU\n    device_info: NVIDIA Corporation Tesla T4\n"
+    )
+    assert AcceleratorsHook(conf).known == {
+        ("10de", "1eb8"): ("GPU", "NVIDIA Corporation Tesla T4")
+    }
     conf.set_override(
         "known_devices", str(tmp_path / "missing.json"), group="accelerators"
     )

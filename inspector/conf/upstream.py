@@ -1,0 +1,208 @@
+"""What this service does with each option of ironic-inspector 12.5.
+
+Users switch from upstream keeping their ``inspector.conf``, and oslo.config
+drops options nobody registered without a word. So at start-up every option
+set in the configuration files is looked up in ``upstream-12.5.csv`` (made
+from upstream's own package by ``python -m tools.upstream_options``):
+
+- ``honoured``: registered here with upstream's meaning;
+- ``library``: read by a library this service runs (keystonemiddleware,
+  oslo.messaging, keystoneauth), when the feature is in use;
+- ``refused``: the process does not start, and the note says what to do;
+- ``no_effect``: accepted with one warning, for options that mean nothing
+  here (rootwrap, the eventlet WSGI server's tuning).
+
+A refused or no-effect option set to upstream's default asks for exactly
+what this service does, so it passes quietly. An option that is neither
+upstream's nor registered here, in a group this service reads, is refused
+as a typo.
+"""
+
+import csv
+import dataclasses
+import functools
+import glob
+import os
+import pathlib
+from collections.abc import Iterable
+from typing import Any
+
+from oslo_config import cfg, types
+
+from inspector import exceptions
+
+DATA = pathlib.Path(__file__).with_name("upstream-12.5.csv")
+COLUMNS = ("group", "name", "type", "default", "aliases", "outcome", "note")
+
+HONOURED = "honoured"
+LIBRARY = "library"
+REFUSED = "refused"
+NO_EFFECT = "no_effect"
+OUTCOMES = (HONOURED, LIBRARY, REFUSED, NO_EFFECT)
+
+
+@dataclasses.dataclass(frozen=True)
+class UpstreamOption:
+    group: str
+    name: str
+    type: str
+    default: str
+    aliases: str
+    outcome: str
+    note: str
+
+    @property
+    def key(self) -> str:
+        return f"[{self.group}]{self.name}"
+
+    def is_default(self, values: list[str]) -> bool:
+        """Whether ``values`` (as written in a file) equal upstream's default."""
+        try:
+            return _parse(self.type, values) == _parse(
+                self.type, [self.default] if self.default else []
+            )
+        except ValueError:
+            return False
+
+
+def normalise(name: str) -> str:
+    """keystoneauth spells options with dashes; files may use either."""
+    return name.replace("-", "_")
+
+
+@functools.cache
+def load() -> tuple[UpstreamOption, ...]:
+    with DATA.open(newline="") as data:
+        return tuple(UpstreamOption(**row) for row in csv.DictReader(data))
+
+
+def _index() -> dict[tuple[str, str], UpstreamOption]:
+    index = {}
+    for option in load():
+        index[option.group, option.name] = option
+        for alias in option.aliases.split():
+            group, _, name = alias.partition(".")
+            index.setdefault((group, name), option)
+    return index
+
+
+_TYPES: dict[str, Any] = {
+    "BoolOpt": types.Boolean(),
+    "IntOpt": types.Integer(),
+    "PortOpt": types.Integer(),
+    "FloatOpt": types.Float(),
+    "ListOpt": types.List(),
+    "DictOpt": types.Dict(),
+}
+
+
+def _parse(kind: str, values: list[str]) -> object:
+    if kind == "MultiStrOpt":
+        return values
+    if not values:
+        return None
+    value = values[-1]
+    parser = _TYPES.get(kind)
+    if parser is None:
+        return value or None
+    return parser(value) if value != "" else None
+
+
+def config_files(conf: cfg.ConfigOpts) -> list[str]:
+    """The files oslo.config read, in its order (--config-file, then dirs)."""
+    files = list(conf.config_file or [])
+    dirs = conf.config_dir or []
+    for directory in [dirs] if isinstance(dirs, str) else dirs:
+        files += sorted(glob.glob(os.path.join(directory, "*.conf")))
+    return files
+
+
+def _read(path: str) -> dict[str, dict[str, list[str]]]:
+    sections: dict[str, dict[str, list[str]]] = {}
+    cfg.ConfigParser(path, sections).parse()
+    return sections
+
+
+def _registered(conf: cfg.ConfigOpts, group: str) -> set[str]:
+    try:
+        names = conf if group == "DEFAULT" else conf[group]
+        return {normalise(name) for name in names}
+    except cfg.NoSuchOptError:
+        return set()
+
+
+def _library_names(conf: cfg.ConfigOpts, group: str) -> set[str]:
+    """Options a library reads from ``group`` once the feature is in use."""
+    from oslo_messaging import opts as messaging_opts
+
+    names: set[str] = set()
+    for lib_group, options in messaging_opts.list_opts():
+        if (lib_group or "DEFAULT") == group:
+            names |= {normalise(o.name) for o in options}
+    if group in ("ironic",):
+        names |= _auth_plugin_names(conf, group)
+    return names
+
+
+def _auth_plugin_names(conf: cfg.ConfigOpts, group: str) -> set[str]:
+    from keystoneauth1 import exceptions as ks_exceptions
+    from keystoneauth1 import loading
+
+    plugin = conf[group].auth_type
+    if not plugin:
+        return set()
+    try:
+        options = loading.get_auth_plugin_conf_options(plugin)
+    except ks_exceptions.NoMatchingPlugin:
+        return set()  # keystoneauth names the bad auth_type itself
+    names = set()
+    for option in options:
+        names.add(normalise(option.name))
+        names |= {normalise(d.name) for d in option.deprecated_opts if d.name}
+    return names
+
+
+def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
+    """Judge every option the configuration files set.
+
+    ``groups`` are the service's own groups: in them, and in upstream's that
+    are not a library's, a name nobody knows is refused as a typo. Returns
+    the warnings to log once; raises ConfigError naming every refused or
+    unknown option, with what to do about each.
+    """
+    index = _index()
+    owned = {"DEFAULT", *groups} | {o.group for o in load() if o.outcome != LIBRARY}
+    library_groups = {o.group for o in load()} - owned
+    refusals: list[str] = []
+    warnings: list[str] = []
+    unread: dict[str, str] = {}
+    for path in config_files(conf):
+        for group, values in _read(path).items():
+            if group not in owned:
+                if group not in library_groups and not _registered(conf, group):
+                    unread.setdefault(group, path)
+                continue
+            known = _registered(conf, group) | _library_names(conf, group)
+            for raw_name, value in values.items():
+                name = normalise(raw_name)
+                option = index.get((group, name))
+                where = f"[{group}]{raw_name} ({path})"
+                if option is not None and option.outcome == REFUSED:
+                    if not option.is_default(value):
+                        refusals.append(f"{where}: {option.note}")
+                elif option is not None and option.outcome == NO_EFFECT:
+                    if not option.is_default(value):
+                        warnings.append(f"{where} has no effect: {option.note}")
+                elif option is None and name not in known:
+                    refusals.append(
+                        f"{where} is not an option of ironic-inspector 12.5 "
+                        "or of this service: remove it or correct its name"
+                    )
+    for group, path in sorted(unread.items()):
+        warnings.append(
+            f"[{group}] ({path}) is not read by this service or by "
+            "ironic-inspector; its options have no effect"
+        )
+    if refusals:
+        raise exceptions.ConfigError("Invalid configuration: " + "\n".join(refusals))
+    return warnings

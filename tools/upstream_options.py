@@ -1,0 +1,182 @@
+"""ironic-inspector's options as data: inspector/conf/upstream-12.5.csv.
+
+``python -m tools.upstream_options refresh PYTHON`` asks the interpreter
+PYTHON, of a virtualenv where upstream's package is installed
+(``pip install ironic-inspector==12.5.0``), for every option its processes
+register, and rewrites the upstream columns of the CSV (group, name, type,
+default). What this service does with each option (outcome, note) is kept;
+a new option gets the outcome ``unreviewed``, which the tests refuse.
+
+``python -m tools.upstream_options doc doc/upgrade.md`` writes the table of
+doc/upgrade.md between its markers; ``--check`` exits 1 when it is stale.
+"""
+
+import argparse
+import csv
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+from inspector.conf import upstream
+
+# Runs inside upstream's interpreter: registers what upstream's API, conductor
+# and libraries register at start-up, then prints every option as JSON.
+DUMP = r"""
+import importlib, json, sys, warnings
+warnings.simplefilter("ignore")
+from oslo_config import cfg
+import ironic_inspector.conf  # noqa: the package's own groups
+for name in ("ironic_inspector.main", "ironic_inspector.wsgi_service",
+             "ironic_inspector.conductor.manager", "ironic_inspector.common.rpc",
+             "ironic_inspector.common.coordination", "ironic_inspector.db.api",
+             "ironic_inspector.common.swift", "ironic_inspector.common.mdns",
+             "ironic_inspector.pxe_filter.dnsmasq",
+             "ironic_inspector.pxe_filter.iptables"):
+    importlib.import_module(name)
+from ironic_inspector.common import service_utils
+service_utils.prepare_service([])
+CONF = cfg.CONF
+from oslo_service import sslutils, wsgi
+wsgi.register_opts(CONF)
+sslutils.register_opts(CONF)
+from oslo_middleware import cors
+from oslo_middleware.healthcheck import opts as healthcheck_opts
+CONF.register_opts(cors.CORS_OPTS, "cors")
+CONF.register_opts(healthcheck_opts.HEALTHCHECK_OPTS, "healthcheck")
+from oslo_policy import opts as policy_opts
+policy_opts._register(CONF)
+import os
+package = os.path.dirname(ironic_inspector.conf.__file__.rsplit(os.sep, 1)[0])
+rows = []
+def walk(group, options):
+    for info in options.values():
+        opt = info["opt"]
+        default = opt.default
+        if (group, opt.name) == ("DEFAULT", "host"):
+            default = "<the machine's FQDN>"  # computed where it runs
+        if isinstance(default, str):
+            default = default.replace(package, "<ironic_inspector>")
+        rows.append({"group": group, "name": opt.name,
+                     "type": type(opt).__name__,
+                     "default": default if not callable(default) else None,
+                     "deprecated": [[d.group or group, d.name or opt.name]
+                                    for d in opt.deprecated_opts]})
+walk("DEFAULT", CONF._opts)
+for group in CONF._groups:
+    walk(group, CONF._groups[group]._opts)
+json.dump(rows, sys.stdout, default=str)
+"""
+
+# options of the command line or of oslo.config itself, not of a file
+CLI_ONLY = {"config-dir", "config-file", "shell_completion"}
+
+
+def _default(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    return str(value)
+
+
+def refresh(python: str) -> int:
+    dumped = subprocess.run(
+        [python, "-c", DUMP], check=True, capture_output=True, text=True
+    ).stdout
+    known = {(o.group, o.name): o for o in upstream.load()}
+    rows = []
+    for item in json.loads(dumped):
+        if item["name"] in CLI_ONLY:
+            continue
+        name = upstream.normalise(item["name"])
+        old = known.get((item["group"], name))
+        aliases = sorted(
+            {
+                f"{g}.{upstream.normalise(n)}"
+                for g, n in item["deprecated"]
+                if (g, upstream.normalise(n)) != (item["group"], name)
+            }
+        )
+        rows.append(
+            upstream.UpstreamOption(
+                group=item["group"],
+                name=name,
+                type=item["type"],
+                default=_default(item["default"]),
+                aliases=" ".join(aliases),
+                outcome=old.outcome if old else "unreviewed",
+                note=old.note if old else "",
+            )
+        )
+    rows.sort(key=lambda o: (o.group != "DEFAULT", o.group, o.name))
+    with upstream.DATA.open("w", newline="") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(upstream.COLUMNS)
+        for row in rows:
+            writer.writerow([getattr(row, c) for c in upstream.COLUMNS])
+    fresh = sum(1 for r in rows if r.outcome == "unreviewed")
+    print(f"{len(rows)} options, {fresh} new (outcome unreviewed)")
+    return 0
+
+
+BEGIN = "<!-- upstream options: generated by python -m tools.upstream_options -->"
+END = "<!-- end of upstream options -->"
+
+OUTCOME_TEXT = {
+    upstream.HONOURED: "honoured",
+    upstream.LIBRARY: "honoured (library)",
+    upstream.REFUSED: "refused",
+    upstream.NO_EFFECT: "warned: no effect",
+}
+
+
+def render() -> str:
+    out = io.StringIO()
+    out.write(f"{BEGIN}\n\n| option | upstream default | here | note |\n")
+    out.write("|---|---|---|---|\n")
+    for option in upstream.load():
+        default = f"`{option.default}`" if option.default else ""
+        note = option.note.replace("|", "\\|")
+        out.write(
+            f"| `[{option.group}]{option.name}` | {default} "
+            f"| {OUTCOME_TEXT.get(option.outcome, option.outcome)} | {note} |\n"
+        )
+    out.write(f"\n{END}")
+    return out.getvalue()
+
+
+def doc(path: pathlib.Path, check: bool) -> int:
+    text = path.read_text()
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    new = text[:start] + render() + text[end:]
+    if check:
+        if new != text:
+            print(f"{path} is stale: run make docs", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(new)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.upstream_options")
+    sub = parser.add_subparsers(dest="command", required=True)
+    fresh = sub.add_parser("refresh", help="re-read upstream's options")
+    fresh.add_argument("python", help="interpreter with ironic-inspector installed")
+    table = sub.add_parser("doc", help="write the table of doc/upgrade.md")
+    table.add_argument("path", type=pathlib.Path)
+    table.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "refresh":
+        return refresh(args.python)
+    return doc(args.path, args.check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
