@@ -24,9 +24,7 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.intake import lookup
 from inspector.processing.base import Data
-from inspector.processing.interfaces import boot_mac
 
 LOG = logging.getLogger(__name__)
 
@@ -40,7 +38,7 @@ FORMAT_ERRORS = (KeyError, ValueError, IndexError, AttributeError, TypeError)
 
 GZIP_MAGIC = b"\x1f\x8b"
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._:@%+=-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._:@%+=\[\]-]")
 """What a placeholder's value may not bring into a file name (the BMC
 address comes from the ramdisk: no ``/``, no ``..`` tricks)."""
 
@@ -73,9 +71,33 @@ def _bmc(data: Data) -> str | None:
     value = inventory.get("bmc_address") if isinstance(inventory, dict) else None
     if value is None:
         value = data.get("ipmi_address")
-    if not isinstance(value, str) or value in ("", "0.0.0.0"):
+    if not isinstance(value, str) or value.strip() in ("", "0.0.0.0"):
         return None
-    return lookup.host_of(value) or value
+    return value.strip()
+
+
+def _pxe_mac(data: Data) -> str | None:
+    """The MAC the node booted from, 12 lower-case hex digits: the
+    ``boot_interface`` the ramdisk sends (a MAC, or pxelinux's
+    ``01-aa-bb-cc-dd-ee-ff``), else ``inventory.boot.pxe_interface``.
+
+    (Not :func:`inspector.processing.interfaces.boot_mac`: that module
+    brings the API's lookup into a conductor that imports this one.)
+    """
+    value = data.get("boot_interface")
+    if not isinstance(value, str):
+        inventory = data.get("inventory")
+        boot = inventory.get("boot") if isinstance(inventory, dict) else None
+        value = boot.get("pxe_interface") if isinstance(boot, dict) else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower()
+    if text.count("-") == 6:  # pxelinux: the ARP type, then the MAC
+        text = text.split("-", 1)[1]
+    digits = text.replace("-", "").replace(":", "")
+    if len(digits) != 12 or any(c not in "0123456789abcdef" for c in digits):
+        return None
+    return digits
 
 
 def file_name(
@@ -89,11 +111,10 @@ def file_name(
     :raises KeyError, ValueError, IndexError, AttributeError, TypeError:
         the format is not valid.
     """
-    mac = boot_mac(data)
     return str(conf.processing.ramdisk_logs_filename_format).format(
         uuid=_safe(uuid),
         bmc=_safe(_bmc(data)),
-        mac=mac.replace(":", "") if mac else UNKNOWN,
+        mac=_pxe_mac(data) or UNKNOWN,
         dt=when,
     )
 

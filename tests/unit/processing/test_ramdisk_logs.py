@@ -71,10 +71,28 @@ def test_every_placeholder(conf: Any, data: dict[str, Any]) -> None:
     )
 
 
-def test_mac_as_a_plain_mac(conf: Any, data: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("boot_interface", "pxe_interface", "mac"),
+    [
+        ("52:54:00:12:34:56", None, "525400123456"),
+        ("52-54-00-12-34-56", None, "525400123456"),
+        (None, "52:54:00:AB:CD:EF", "525400abcdef"),
+        ("01-52-54-00-12", None, "unknown"),
+        ("eth0", None, "unknown"),
+        (None, None, "unknown"),
+    ],
+)
+def test_mac_forms(
+    conf: Any,
+    data: dict[str, Any],
+    boot_interface: str | None,
+    pxe_interface: str | None,
+    mac: str,
+) -> None:
     conf.set_override("ramdisk_logs_filename_format", "{mac}", group="processing")
-    data["boot_interface"] = "52:54:00:12:34:56"
-    assert ramdisk_logs.file_name(conf, data, UUID, WHEN) == "525400123456"
+    data["boot_interface"] = boot_interface
+    data["inventory"]["boot"] = {"pxe_interface": pxe_interface}
+    assert ramdisk_logs.file_name(conf, data, UUID, WHEN) == mac
 
 
 def test_unknown_values(conf: Any) -> None:
@@ -91,7 +109,7 @@ def test_old_ipmi_address_and_ipv6(conf: Any) -> None:
     assert ramdisk_logs.file_name(conf, {"ipmi_address": "10.0.0.1"}, None, WHEN) == (
         "10.0.0.1"
     )
-    data = {"inventory": {"bmc_address": "[2001:db8::1]"}}
+    data = {"inventory": {"bmc_address": "2001:db8::1"}}
     assert ramdisk_logs.file_name(conf, data, None, WHEN) == "2001:db8::1"
 
 
