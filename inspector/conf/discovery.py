@@ -1,6 +1,6 @@
 """Options of the [discovery] group: enrolling unknown machines."""
 
-from oslo_config import cfg
+from oslo_config import cfg, types
 
 GROUP = "discovery"
 
@@ -19,6 +19,16 @@ OPTS = [
         help="Other fields of nodes created by discovery, as key:value pairs "
         "(e.g. resource_class:baremetal,conductor_group:rack7). driver and "
         "driver_info come from the other options and the data.",
+    ),
+    cfg.ListOpt(
+        "enabled_bmc_address_version",
+        mutable=True,
+        item_type=types.String(choices=["4", "6"]),
+        default=["4", "6"],
+        help="Which BMC address of the ramdisk's data a discovered node gets, "
+        "in order of preference: 4 (bmc_address), 6 (bmc_v6address). With "
+        "4,6 an IPv4 address wins over an IPv6 one; with 4 alone an IPv6-only "
+        "BMC is not recorded.",
     ),
 ]
 

@@ -28,6 +28,22 @@ ADDRESS_FIELDS = {
 """Where each hardware type keeps the BMC address (ipmi_address otherwise)."""
 
 
+BMC_ADDRESS_KEYS = {"4": "bmc_address", "6": "bmc_v6address"}
+"""[discovery]enabled_bmc_address_version -> the inventory's field."""
+
+
+def bmc_address(rt: Runtime, data: dict[str, Any]) -> str | None:
+    """The BMC address a discovered node gets, as enabled_bmc_address_version
+    orders the versions; None when the ramdisk reported none of them."""
+    inventory = data.get("inventory")
+    inventory = inventory if isinstance(inventory, dict) else {}
+    for version in rt.conf.discovery.enabled_bmc_address_version:
+        host = lookup.host_of(inventory.get(BMC_ADDRESS_KEYS[version]))
+        if host and host not in ("0.0.0.0", "::"):
+            return host
+    return None
+
+
 def _refuse_known(rt: Runtime, bmc: str | None, macs: list[str]) -> None:
     if bmc:
         fields = ["ipmi_address", *rt.conf.ipmi_address_fields]
@@ -58,10 +74,8 @@ def node_body(rt: Runtime, bmc: str | None) -> dict[str, Any]:
 
 def enroll(rt: Runtime, data: dict[str, Any], claim_within: float) -> Any:
     """Create the node, record it and store ``data``; returns the record."""
-    attributes = lookup.from_data(data)
-    bmcs = attributes.get(lookup.BMC, [])
-    bmc = bmcs[0] if bmcs else None
-    macs = attributes.get(lookup.MAC, [])
+    bmc = bmc_address(rt, data)
+    macs = lookup.from_data(data).get(lookup.MAC, [])
     if not bmc and not macs:
         raise exceptions.InvalidInput(
             "Cannot enroll a machine that reports neither a BMC address nor a MAC"

@@ -7,52 +7,64 @@ from inspector.processing.base import Data, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 
+ITEM_SIZE = 4
+"""An entry is ``[category, item, key, value]``."""
 
-def _number(value: Any) -> Any:
-    """'16' -> 16, '2.5' -> 2.5; anything else unchanged."""
-    if not isinstance(value, str):
-        return value
-    for kind in (int, float):
+
+def _integer(value: Any) -> Any:
+    """'16' -> 16 as ironic-inspector converts; anything else unchanged."""
+    if isinstance(value, str):
         try:
-            return kind(value)
+            return int(value)
         except ValueError:
-            pass
+            return value
     return value
 
 
 class ExtraHardwareHook(ProcessingHook):
     """Reads ``data``: ironic-python-agent's extra-hardware collector output,
     a list of ``[category, item, key, value]``; writes ``extra`` as
-    ``extra[category][item][key] = value`` (numbers as numbers) and drops
-    ``data``. Malformed entries are skipped with one warning. Nothing in
-    Ironic: rules and other tools read ``extra`` from the stored data."""
+    ``extra[category][item][key] = value`` (integers as integers) and drops
+    ``data``, as ironic-inspector does. Nothing in Ironic: rules and other
+    tools read ``extra`` from the stored data.
+
+    ``data`` that is not a list of lists is not converted and, with
+    ``[extra_hardware]strict``, removed (kept otherwise, as upstream); with
+    ``strict`` one entry of the wrong length refuses the whole list too.
+    Without it, malformed entries are skipped with one warning."""
 
     def before_processing(self, data: Data) -> None:
         if "data" not in data:
             return
-        raw = data.pop("data")
-        if not isinstance(raw, list):
+        raw = data["data"]
+        strict = self.conf.extra_hardware.strict
+        if not isinstance(raw, list) or not all(
+            isinstance(entry, list) and (not strict or len(entry) == ITEM_SIZE)
+            for entry in raw
+        ):
             LOG.warning(
-                "Extra hardware data is a %s, not a list: dropped", type(raw).__name__
+                "Extra hardware data is not a list of [category, item, key, "
+                "value] lists: not converted%s",
+                " and removed ([extra_hardware]strict)" if strict else "",
             )
+            if strict:
+                del data["data"]
             return
         extra: dict[str, Any] = {}
         skipped = 0
         for entry in raw:
-            if (
-                not isinstance(entry, list | tuple)
-                or len(entry) != 4
-                or not all(isinstance(p, str) for p in entry[:3])
+            if len(entry) != ITEM_SIZE or not all(
+                isinstance(p, str) for p in entry[:3]
             ):
                 skipped += 1
                 continue
             category, item, key, value = entry
-            node = extra.setdefault(category, {})
-            leaf = node.setdefault(item, {})
+            leaf = extra.setdefault(category, {}).setdefault(item, {})
             if not isinstance(leaf, dict):
                 skipped += 1
                 continue
-            leaf[key] = _number(value)
+            leaf[key] = _integer(value)
         if skipped:
             LOG.warning("Skipped %d malformed extra hardware entries", skipped)
         data["extra"] = extra
+        del data["data"]

@@ -21,6 +21,10 @@ from tests.functional.conftest import run_script as run
         ),
         ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
         ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
+        (
+            "[discovery]\nenabled_bmc_address_version = 4,5\n",
+            "[discovery]enabled_bmc_address_version",
+        ),
     ],
 )
 def test_bad_choice_stops_start_up(

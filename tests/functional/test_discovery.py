@@ -81,3 +81,43 @@ def test_enroll_needs_an_address(service: Service, conf: cfg.ConfigOpts) -> None
     assert resp.status_code == 404
     assert "no MAC or BMC address" in resp.get_json()["error"]["message"]
     assert not [c for c in service.ironic.calls if c[0] == "create_node"]
+
+
+def _enroll_dual_stack(
+    service: Service, conf: cfg.ConfigOpts, payload: Any, versions: list[str]
+) -> dict[str, Any]:
+    conf.set_override("node_not_found_hook", "enroll", group="processing")
+    conf.set_override("enabled_bmc_address_version", versions, group="discovery")
+    v4 = random_bmc()
+    v6 = f"fd00::{random.randrange(1, 0xFFFF):x}"
+    data = payload(random_mac(), v4)
+    data["inventory"]["bmc_v6address"] = v6
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 200, resp.get_json()
+    node: dict[str, Any] = service.ironic.nodes[resp.get_json()["uuid"]]
+    node["_v4"], node["_v6"] = v4, v6
+    return node
+
+
+def test_enroll_prefers_the_bmc_address_version_configured(
+    service: Service, conf: cfg.ConfigOpts, payload: Any
+) -> None:
+    # [discovery]enabled_bmc_address_version as in ironic-inspector: 4,6
+    # by default (IPv4 wins), 6,4 prefers IPv6
+    node = _enroll_dual_stack(service, conf, payload, ["4", "6"])
+    assert node["driver_info"] == {"ipmi_address": node["_v4"]}
+    node = _enroll_dual_stack(service, conf, payload, ["6", "4"])
+    assert node["driver_info"] == {"ipmi_address": node["_v6"]}
+
+
+def test_enroll_ipv6_only_when_4_alone_gets_no_bmc(
+    service: Service, conf: cfg.ConfigOpts, payload: Any
+) -> None:
+    conf.set_override("node_not_found_hook", "enroll", group="processing")
+    conf.set_override("enabled_bmc_address_version", ["4"], group="discovery")
+    data = payload(random_mac(), None)
+    data["inventory"]["bmc_v6address"] = "fd00::99"
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 200, resp.get_json()
+    node = service.ironic.nodes[resp.get_json()["uuid"]]
+    assert "driver_info" not in node or not node["driver_info"]

@@ -32,26 +32,46 @@ def test_extra_hardware_nests_and_types(conf: Any) -> None:
             ["disk", "sda", "vendor", "ATA"],
             ["bad"],
             [1, 2, 3, 4],
-            "nope",
             ["cpu", "logical", "flags", None],
         ]
     }
     ExtraHardwareHook(conf).before_processing(data)
     assert "data" not in data
+    # integers as ironic-inspector converts them; other strings kept
     assert data["extra"] == {
         "cpu": {
             "logical": {"number": 16, "flags": None},
-            "physical_0": {"frequency": 2.5},
+            "physical_0": {"frequency": "2.5"},
         },
         "disk": {"sda": {"vendor": "ATA"}},
     }
 
 
-@pytest.mark.parametrize("raw", [None, "text", {"a": 1}, 5])
-def test_extra_hardware_not_a_list_is_dropped(conf: Any, raw: Any) -> None:
+@pytest.mark.parametrize(
+    "raw", [None, "text", {"a": 1}, 5, [["a", "b", "c", "d"], "x"]]
+)
+def test_extra_hardware_unrecognised_is_kept(conf: Any, raw: Any) -> None:
     data: dict[str, Any] = {"data": raw}
     ExtraHardwareHook(conf).before_processing(data)
-    assert "data" not in data and "extra" not in data
+    assert data == {"data": raw}  # not converted, left as upstream leaves it
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [None, "text", [["a", "b", "c", "d"], ["short"]], [["a", "b", "c", "d", "e"]]],
+)
+def test_extra_hardware_strict_refuses_and_removes(conf: Any, raw: Any) -> None:
+    conf.set_override("strict", True, group="extra_hardware")
+    data: dict[str, Any] = {"data": raw}
+    ExtraHardwareHook(conf).before_processing(data)
+    assert data == {}
+
+
+def test_extra_hardware_strict_converts_a_clean_list(conf: Any) -> None:
+    conf.set_override("strict", True, group="extra_hardware")
+    data: dict[str, Any] = {"data": [["memory", "total", "size", "4096"]]}
+    ExtraHardwareHook(conf).before_processing(data)
+    assert data == {"extra": {"memory": {"total": {"size": 4096}}}}
 
 
 def test_extra_hardware_absent(conf: Any) -> None:
