@@ -4,7 +4,7 @@ from oslo_config import cfg
 
 GROUP = "extra_hardware"
 
-OPTS = [
+OPTS: list[cfg.Opt] = [
     cfg.BoolOpt(
         "strict",
         mutable=True,
