@@ -11,7 +11,8 @@ process, so a missing config file or a bad option is logged at start, in one
 line naming it. Otherwise the service is built on the first request. If that
 fails (the database or the coordination backend is down), the request gets a
 503 naming the cause and the next request tries again; each distinct cause is
-logged once.
+logged once. The API's own-server options (``use_ssl``, ``[ssl]``,
+``listen_unix_socket``) do not apply here: one warning names those set.
 
 Under mod_wsgi the daemon processes share their Prometheus values through a
 directory of their Apache parent (``PROMETHEUS_MULTIPROC_DIR``, unless set).
@@ -93,7 +94,29 @@ def _build(environ: dict[str, Any]) -> Any:
     # mod_wsgi's sys.argv is ['mod_wsgi']: never let oslo parse it
     conf = process.parse_config(config_args(files))
     log.setup(conf, "ironic-inspector-api")
+    _warn_own_server_options(conf)
     return wiring.api(conf)
+
+
+_warned_own_server = False
+
+
+def _warn_own_server_options(conf: Any) -> None:
+    """Warn once per process about options only the API's own server reads.
+
+    Here the WSGI server (Apache, ...) owns TLS and the listening socket.
+    """
+    global _warned_own_server
+    from inspector.server import listen
+
+    found = listen.own_server_options_set(conf)
+    if found and not _warned_own_server:
+        LOG.warning(
+            "%s: ignored under a WSGI server such as Apache, which does TLS "
+            "and listens itself; configure those there",
+            ", ".join(found),
+        )
+    _warned_own_server = True
 
 
 def _unavailable(message: str, start_response: Callable[..., Any]) -> Iterable[bytes]:

@@ -4,6 +4,10 @@ Production deployments serve ``inspector.wsgi:application`` from Apache
 (mod_wsgi) or another WSGI server; this command is for local runs and tests:
 
     ironic-inspector-api-wsgi --host 127.0.0.1 --port 5050 -- --config-file F
+
+Its server honours ``use_ssl`` and ``[ssl]`` and ``listen_unix_socket`` as
+the standalone process does; ``--host``/``--port`` cannot be combined with a
+Unix socket.
 """
 
 import argparse
@@ -57,11 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     log.setup(conf, "ironic-inspector-api")
     try:
         service = wiring.api(conf)
-        server = WSGIServer(
-            service.app,
-            options.host or conf.listen_address,
-            options.port or conf.listen_port,
-            options.threads or conf.api_threads,
+        server = WSGIServer.from_conf(
+            service.app, conf, options.host, options.port, options.threads
         )
         server.start()
     except (exceptions.ConfigError, exceptions.ServiceUnavailable) as exc:

@@ -45,9 +45,8 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     from inspector.server.wsgi_server import WSGIServer
 
     service = wiring.standalone(conf)
-    server = WSGIServer(
-        service.app, conf.listen_address, conf.listen_port, conf.api_threads
-    )
+    # TLS and socket options are checked before the conductor starts
+    server = WSGIServer.from_conf(service.app, conf)
     service.start()
     try:
         server.start()
