@@ -92,5 +92,8 @@ def judge(conf: cfg.ConfigOpts) -> list[str]:
                 raise exceptions.ConfigError(
                     f"Invalid configuration: {where}: {exc}"
                 ) from exc
+    refused = processing.refusals(conf)
+    if refused:
+        raise exceptions.ConfigError("Invalid configuration: " + "\n".join(refused))
     own = [group for group, _register, _list in _GROUPS if group]
     return upstream.check(conf, own) + pxe_filter.without_effect(conf)

@@ -35,6 +35,7 @@ OPTS = [
                 "the database (readable by other tools; a lost database can be "
                 "rebuilt from them with ironic-inspector-manage sync --rebuild)",
             ),
+            ("swift", "ironic-inspector's object store: not available, refused"),
         ],
         help="Where to keep introspection data once processing ends. With "
         "none, GET .../data answers 404 and reapply has nothing to use.",
@@ -146,3 +147,15 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 def list_opts() -> list[cfg.Opt]:
     return OPTS
+
+
+def refusals(conf: cfg.ConfigOpts) -> list[str]:
+    """Values of ironic-inspector's that this release does not implement."""
+    if conf.processing.store_data == "swift":
+        return [
+            f"[{GROUP}]store_data = swift is not available in this release: "
+            "use database (kept in the introspection database) or directory "
+            "(JSON files under [processing]store_data_dir, which any object "
+            "store's sync tool can copy); doc/upgrade.md"
+        ]
+    return []

@@ -11,7 +11,10 @@ from tests.functional.conftest import run_script as run
 @pytest.mark.parametrize(
     "conf,fragment",
     [
-        ("[processing]\nstore_data = swift\n", "[processing]store_data"),
+        (
+            "[processing]\nstore_data = swift\n",
+            "[processing]store_data = swift is not available",
+        ),
         ("[processing]\nadd_ports = some\n", "[processing]add_ports"),
         ("[DEFAULT]\nauth_strategy = ldap\n", "[DEFAULT]auth_strategy"),
         (
