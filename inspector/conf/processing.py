@@ -50,9 +50,11 @@ OPTS = [
         "ramdisk_logs_dir",
         help="Directory where the ramdisk's logs (the tar.gz it sends in the "
         "'logs' field) are written, one file per introspection: always when "
-        "the ramdisk reports an error, on success only with "
-        "always_store_ramdisk_logs. Unset: the logs are dropped. The "
-        "directory must exist and be writable at start-up.",
+        "the ramdisk reports an error or processing fails, on success only "
+        "with always_store_ramdisk_logs. Unset: the logs are dropped. The "
+        "standalone process and conductors refuse to start when it is not a "
+        "writable directory. Data that matches no node is answered 404 "
+        "and its logs are not kept.",
     ),
     cfg.BoolOpt(
         "always_store_ramdisk_logs",
@@ -65,7 +67,8 @@ OPTS = [
         default="{uuid}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz",
         help="File name of the ramdisk's logs in ramdisk_logs_dir: {uuid} "
         "the node's UUID, {bmc} its BMC address, {mac} the MAC it booted "
-        "from (each 'unknown' when not known), {dt} the UTC date and time.",
+        "from without colons (each 'unknown' when not known), {dt} the UTC "
+        "date and time processing took the logs.",
     ),
     cfg.StrOpt(
         "add_ports",
