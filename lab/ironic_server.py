@@ -45,6 +45,41 @@ def _base_python() -> str:
     return str(candidate) if candidate.exists() else sys.executable
 
 
+def install_venv(
+    venv: pathlib.Path, requirement: str, what: str, duration: str
+) -> pathlib.Path:
+    """Install ``requirement`` from PyPI into its own virtualenv ``venv``, once.
+
+    A stamp file (``.installed``, holding the requirement) makes later calls
+    return at once; a different requirement or an interrupted install starts
+    over from an empty venv. Built from this venv's base interpreter, so the
+    project's own virtualenv is never touched.
+    """
+    marker = venv / ".installed"
+    if marker.exists() and marker.read_text().strip() == requirement:
+        return venv
+    LOG.info("Installing %s into %s (one-time, %s)", what, venv, duration)
+    print(
+        f"Installing {what} ({requirement}) into {venv} (one-time, {duration})...",
+        file=sys.stderr,
+        flush=True,
+    )
+    if venv.exists():
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+    result = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", requirement],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"Installing {what} failed:\n{result.stdout[-3000:]}")
+    marker.write_text(requirement + "\n")
+    return venv
+
+
 class IronicServer:
     """One Ironic process (API + conductor, ``rpc_transport = none``)."""
 
@@ -74,30 +109,7 @@ class IronicServer:
 
     def install(self) -> pathlib.Path:
         """Install Ironic into its own venv once; later calls return at once."""
-        marker = self.venv / ".installed"
-        if marker.exists() and marker.read_text().strip() == IRONIC_REQUIREMENT:
-            return self.venv
-        LOG.info("Installing Ironic into %s (one-time, about 30 s)", self.venv)
-        print(
-            f"Installing Ironic ({IRONIC_REQUIREMENT}) into {self.venv} "
-            "(one-time, about 30 s)...",
-            file=sys.stderr,
-            flush=True,
-        )
-        if self.venv.exists():
-            shutil.rmtree(self.venv)
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        subprocess.run([_base_python(), "-m", "venv", str(self.venv)], check=True)
-        result = subprocess.run(
-            [str(self.venv / "bin" / "pip"), "install", "-q", IRONIC_REQUIREMENT],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"Installing Ironic failed:\n{result.stdout[-3000:]}")
-        marker.write_text(IRONIC_REQUIREMENT + "\n")
-        return self.venv
+        return install_venv(self.venv, IRONIC_REQUIREMENT, "Ironic", "about 30 s")
 
     def _write_config(self) -> None:
         lines = [
