@@ -4,6 +4,7 @@ import os
 import pathlib
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +20,29 @@ def _executable(name: str) -> str:
     if not found:
         raise RuntimeError(f"{name} is not installed (pip install the project)")
     return found
+
+
+def _wait_for_listener(
+    address: str | tuple[str, int],
+    timeout: float,
+    log_file: pathlib.Path,
+    alive: "subprocess.Popen[bytes]",
+) -> None:
+    """Poll until a Unix socket path or a TCP address accepts connections."""
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive.poll() is None:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.settimeout(2)
+            try:
+                probe.connect(address)
+            except OSError:
+                time.sleep(0.1)
+                continue
+            return
+    if alive.poll() is not None:
+        raise RuntimeError(f"exited with {alive.returncode}; see {log_file}")
+    raise TimeoutError(f"{address} accepted no connection; see {log_file}")
 
 
 class InspectorServer:
@@ -45,7 +69,18 @@ class InspectorServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        """The API's URL; https:// when the options set ``use_ssl``."""
+        return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    @property
+    def scheme(self) -> str:
+        use_ssl = self.options.get("DEFAULT", {}).get("use_ssl", "False")
+        return "https" if use_ssl.lower() == "true" else "http"
+
+    @property
+    def unix_socket(self) -> str | None:
+        """``listen_unix_socket`` from the options: the API listens there."""
+        return self.options.get("DEFAULT", {}).get("listen_unix_socket") or None
 
     @property
     def pid(self) -> int | None:
@@ -100,6 +135,16 @@ class InspectorServer:
 
     def _wait_ready(self, timeout: float) -> None:
         assert self._proc is not None
+        if self.unix_socket or self.scheme == "https":
+            # no plain HTTP GET reaches a socket or a TLS port (whose client
+            # may need a certificate): wait until the server accepts
+            _wait_for_listener(
+                self.unix_socket or ("127.0.0.1", self.port),
+                timeout,
+                self.log_file,
+                self._proc,
+            )
+            return
         loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
 
     def start(self, timeout: float = 60, dbsync: bool = True) -> None:
