@@ -305,6 +305,11 @@ def _child(args: argparse.Namespace) -> int:
     inspect = inspector.inspect
 
     def recording_inspect() -> Any:
+        # what would change the host is off: LLDP collection brings NICs up,
+        # VLAN interfaces are created; refuse to run should a file set them
+        conf = config.CONF
+        if conf.collect_lldp or conf.enable_vlan_interfaces:
+            raise RuntimeError("lab: collect_lldp or enable_vlan_interfaces is set")
         report["uuid"] = inspect()
         return report["uuid"]
 
