@@ -124,6 +124,12 @@ class ApacheApiServer(ApiServer):
         self.config_env: str | None = None
         """IRONIC_INSPECTOR_CONFIG for Apache; the written config by default."""
 
+    @property
+    def scheme(self) -> str:
+        # the lab's Apache listens in plain HTTP; the inspector's use_ssl and
+        # listen_unix_socket do not apply under it
+        return "http"
+
     def _check_readable(self) -> None:
         """www-data must import the project from this virtualenv."""
         if not self.as_root:

@@ -213,3 +213,37 @@ def test_regular_file_at_the_socket_path_is_refused(
         caught.value
     )
     assert path.read_text() == "someone's file"
+
+
+def test_apache_warns_once_about_own_server_options(tmp_path: pathlib.Path) -> None:
+    from lab import apache_server
+
+    missing = apache_server.installed()
+    if missing:
+        pytest.skip(missing)
+    server = apache_server.ApacheApiServer(
+        tmp_path,
+        "http://127.0.0.1:1",
+        processes=2,
+        threads=2,
+        options={
+            "DEFAULT": {
+                "use_ssl": "True",
+                "listen_unix_socket": "/run/ironic-inspector/api.sock",
+            }
+        },
+    )
+    server.start(timeout=60, dbsync=False)
+    try:
+        for _ in range(4):  # the service may not build here: each retries
+            requests.get(server.url + "/v1", timeout=10)
+        log = server.log_file.read_text()
+    finally:
+        server.stop()
+    lines = [x for x in log.splitlines() if "ignored under a WSGI server" in x]
+    # one per daemon process, however often it tried to build the service
+    assert 1 <= len(lines) <= 2, log
+    assert all(
+        "[DEFAULT]use_ssl, [DEFAULT]listen_unix_socket: ignored" in line
+        for line in lines
+    )
