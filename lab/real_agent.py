@@ -8,8 +8,9 @@ change the host into logged no-ops, and calls IPA's own one-shot inspection
 entry point (``ironic-collect-introspection-data``), whose collectors gather
 this machine's inventory and whose HTTP client posts it to the callback URL.
 
-``python -m lab.real_agent child ...`` is that child's entry point; it imports
-nothing of the lab beyond this module and the standard library.
+``python -m lab.real_agent child ...`` is that child's entry point, with the
+checkout on its ``PYTHONPATH``: of ours it imports only this module and
+``lab.ironic_server``, which need nothing beyond the standard library.
 """
 
 import argparse
@@ -45,8 +46,11 @@ NEUTRALISED = {
 manager's ``initialize()`` calls before inspecting and that change the host:
 the child replaces each with a no-op that logs the reason given here (what a
 ramdisk does to its own throw-away system). Everything else IPA runs for
-inspection only reads: sysfs, ``lsblk``, ``lshw``, ``ipmitool lan print``
-(skipped when no IPMI device exists), ``journalctl``."""
+inspection only reads: sysfs, ``lscpu``, ``lsblk``, ``lshw``, ``ipmitool lan
+print`` (not even tried when no IPMI device exists), and for the logs
+collector ``journalctl``, ``dmesg``, ``ip addr``, ``iptables -L``, ``parted
+-l``, ``multipath -ll``, ``mount``, ``df``, ``ps`` (a missing one is left
+out of the tarball)."""
 
 SKIPPED_WHEN_MISSING = {
     "udevadm": (
@@ -75,8 +79,9 @@ class AgentUnavailable(RuntimeError):
 def ensure_tools() -> None:
     """Install the Debian packages of missing :data:`REQUIRED_TOOLS` (as root).
 
-    :raises AgentUnavailable: naming the tool, when it is missing and cannot be
-        installed here.
+    :raises AgentUnavailable: naming the tool, when it is missing and this
+        process cannot install it (not root, no apt-get).
+    :raises RuntimeError: when installing failed.
     """
     missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
     if not missing:
@@ -96,19 +101,24 @@ def ensure_tools() -> None:
             command + packages, env=env, capture_output=True, text=True
         )
         if result.returncode:
-            raise AgentUnavailable(
+            raise RuntimeError(
                 f"installing {' '.join(packages)} failed: {result.stderr[-2000:]}"
             )
 
 
-def nic_macs() -> dict[str, str]:
-    """This machine's physical NICs, name -> MAC, as IPA lists them: the
-    entries of /sys/class/net with a ``device`` link (no loopback, bridge,
-    dummy or other virtual interface)."""
+def nic_macs(physical_only: bool = False) -> dict[str, str]:
+    """This machine's NICs with a MAC, name -> MAC, as IPA lists them: the
+    entries of /sys/class/net with a ``device`` link (physical NICs), bonds
+    and VLAN interfaces (``NAME.ID``); no loopback, bridge or dummy.
+    ``physical_only``: NICs with a device link only (what a machine can
+    PXE-boot from)."""
     found = {}
     net = pathlib.Path("/sys/class/net")
     for entry in sorted(net.iterdir()):
-        if not (entry / "device").exists():
+        physical = (entry / "device").exists()
+        vlan = entry.name.partition(".")[2].isdigit()
+        bond = (entry / "bonding").exists()
+        if not physical and (physical_only or not (vlan or bond)):
             continue
         try:
             mac = (entry / "address").read_text().strip().lower()

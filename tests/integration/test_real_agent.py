@@ -75,11 +75,11 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> RealAgent:
 @pytest.fixture(scope="module")
 def boot_nic() -> tuple[str, str]:
     """The NIC ``BOOTIF`` names: this machine's first NIC with a MAC."""
-    nics = machine_nics()
+    nics = machine_nics(physical_only=True)
     if not nics:
         pytest.skip(
-            "no NIC with a device in /sys/class/net: IPA lists only those, "
-            "so BOOTIF cannot name one (a dummy interface would be ignored)"
+            "no NIC with a device link in /sys/class/net: nothing to PXE-boot "
+            "from, so BOOTIF cannot name one (IPA would ignore a dummy one)"
         )
     return next(iter(nics.items()))
 
@@ -194,7 +194,8 @@ def check_against_machine(
     assert props["memory_mb"] == physical_mb
     total = meminfo_total_mib()
     assert 0.98 * total <= physical_mb <= 1.25 * total + 512, (physical_mb, total)
-    assert abs(inventory["memory"]["total"] // 2**20 - total) <= 1
+    # psutil's total is MemTotal (a balloon driver may move it a little)
+    assert abs(inventory["memory"]["total"] // 2**20 - total) <= total // 100 + 16
 
     # disks: what IPA saw is what lsblk sees; the root disk is the smallest
     # of at least 4 GiB, local_gb its size in GiB less 1 (0 if none)
