@@ -73,6 +73,17 @@ OPTS = [
         "(the standalone process and ironic-inspector-api-wsgi's own "
         "server; under Apache, configure TLS in Apache).",
     ),
+    cfg.BoolOpt(
+        "enable_mdns",
+        default=False,
+        help="Publish the API's URL by multicast DNS ([mdns]) as "
+        "baremetal-introspection (service type _openstack._tcp.local.), "
+        "for ramdisks booted with ipa-inspection-callback-url=mdns. The "
+        "URL is made of use_ssl, listen_address (or the addresses of "
+        "[mdns]interfaces when it is a wildcard) and listen_port. Only the "
+        "standalone process publishes; a conductor of the split shape logs "
+        "a warning and publishes nothing.",
+    ),
     cfg.IntOpt(
         "api_threads",
         default=16,

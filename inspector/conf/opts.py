@@ -17,6 +17,7 @@ from inspector.conf import (
     extra_hardware,
     healthcheck,
     ironic,
+    mdns,
     metrics,
     pci_devices,
     port_physnet,
@@ -48,6 +49,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
     (cors.GROUP, cors.register_opts, cors.list_opts),
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
+    (mdns.GROUP, mdns.register_opts, mdns.list_opts),
 ]
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from inspector.conductor.service import ConductorService
     from inspector.coordination.group import Membership
+    from inspector.server.mdns import Publisher
 
 LOG = logging.getLogger(__name__)
 
@@ -49,16 +50,22 @@ class Standalone:
         rt: Runtime,
         transport: messaging.Transport,
         conductor: "ConductorService",
+        mdns: "Publisher | None" = None,
     ) -> None:
         self.rt = rt
         self.transport = transport
         self.conductor = conductor
+        self.mdns = mdns
         self.app: flask.Flask = _create_app(rt)
 
     def start(self) -> None:
         self.conductor.start()
+        if self.mdns is not None:
+            self.mdns.start()
 
     def stop(self) -> None:
+        if self.mdns is not None:  # agents stop finding a service that stops
+            self.mdns.stop()
         self.conductor.stop()
         self.transport.cleanup()
         self.rt.db.dispose()
@@ -99,7 +106,12 @@ def standalone(
     rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host, store))
     rt.conductors = service_group.for_standalone(db, conf)
     conductor = ConductorService(rt, transport, FixedConductor(conf.host))
-    return Standalone(rt, transport, conductor)
+    publisher = None
+    if conf.enable_mdns:  # zeroconf is loaded only then
+        from inspector.server.mdns import Publisher
+
+        publisher = Publisher(conf)
+    return Standalone(rt, transport, conductor, publisher)
 
 
 class Conductor:
@@ -121,6 +133,12 @@ class Conductor:
         self.membership = membership
 
     def start(self) -> None:
+        if self.rt.conf.enable_mdns:
+            LOG.warning(
+                "[DEFAULT]enable_mdns: a conductor of the split shape publishes "
+                "nothing (the API runs elsewhere, at a URL it does not know); "
+                "give ramdisks ipa-inspection-callback-url instead"
+            )
         self.service.start()
         try:
             # join only once the RPC server listens: members get casts at once

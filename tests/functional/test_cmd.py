@@ -170,10 +170,10 @@ def test_upstream_defaults_apply_to_a_config_that_names_none(
 
 def test_upstream_option_refused_and_typo_named(tmp_path: pathlib.Path) -> None:
     db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
-    conf = db + "[DEFAULT]\nenable_mdns = true\nuse_sll = true\n"
+    conf = db + "connection_trace = true\n[DEFAULT]\nuse_sll = true\n"
     result = run(tmp_path, "ironic-inspector", conf)
     assert result.returncode == 2, result.stderr
-    assert "[DEFAULT]enable_mdns (" in result.stderr
-    assert "ipa-inspection-callback-url" in result.stderr
+    assert "[database]connection_trace (" in result.stderr
+    assert "connection_debug" in result.stderr
     assert "[DEFAULT]use_sll (" in result.stderr and "is not an option" in result.stderr
     assert "Traceback" not in result.stderr

@@ -125,6 +125,6 @@ def test_upstream_options_are_judged(tmp_path: pathlib.Path) -> None:
     warned = _run(tmp_path, db + "[DEFAULT]\nrootwrap_config = /etc/r.conf\n", "--json")
     assert warned.returncode == 1, warned.stdout + warned.stderr
     assert "[DEFAULT]rootwrap_config" in _details(warned)["Configuration"]
-    refused = _run(tmp_path, db + "[DEFAULT]\nenable_mdns = true\n", "--json")
+    refused = _run(tmp_path, db + "connection_trace = true\n", "--json")
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "[DEFAULT]enable_mdns" in _details(refused)["Configuration"]
+    assert "[database]connection_trace" in _details(refused)["Configuration"]

@@ -124,8 +124,9 @@ def test_refused_option_at_upstreams_default_passes_quietly(
 ) -> None:
     conf = _conf(
         tmp_path,
-        "[DEFAULT]\nenable_mdns = False\nrootwrap_config = "
-        "/etc/ironic-inspector/rootwrap.conf\n[database]\nslave_connection =\n",
+        "[DEFAULT]\nrootwrap_config = "
+        "/etc/ironic-inspector/rootwrap.conf\n[database]\nslave_connection =\n"
+        "connection_trace = False\n",
     )
     assert _check(conf) == []
 
@@ -187,7 +188,7 @@ def test_validate_logs_the_warnings(
 def test_config_dir_files_are_judged_too(tmp_path: pathlib.Path) -> None:
     extra = tmp_path / "inspector.conf.d"
     extra.mkdir()
-    (extra / "10-tls.conf").write_text("[DEFAULT]\nenable_mdns = true\n")
+    (extra / "10-tls.conf").write_text("[database]\nconnection_trace = true\n")
     conf = process.parse_config(["--config-dir", str(extra)], cfg.ConfigOpts())
     with pytest.raises(exceptions.ConfigError, match="10-tls.conf"):
         _check(conf)
