@@ -4,7 +4,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import flask
-from oslo_middleware import cors
+from oslo_middleware import cors, http_proxy_to_wsgi
 
 from inspector.api import (
     access,
@@ -103,4 +103,9 @@ def create_app(rt: Runtime) -> flask.Flask:
     if rt.conf.cors.allowed_origin:
         # outside authentication: a browser's preflight carries no token
         app.wsgi_app = cors.CORS(app.wsgi_app, rt.conf)  # type: ignore[method-assign]
+    if rt.conf.oslo_middleware.enable_proxy_headers_parsing:
+        # outermost: every layer sees the scheme and host the client used
+        app.wsgi_app = http_proxy_to_wsgi.HTTPProxyToWSGI(  # type: ignore[method-assign]
+            app.wsgi_app, rt.conf
+        )
     return app

@@ -19,6 +19,7 @@ from inspector.conf import (
     ironic,
     mdns,
     metrics,
+    oslo_middleware,
     pci_devices,
     port_physnet,
     processing,
@@ -48,6 +49,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (healthcheck.GROUP, healthcheck.register_opts, healthcheck.list_opts),
     (metrics.GROUP, metrics.register_opts, metrics.list_opts),
     (cors.GROUP, cors.register_opts, cors.list_opts),
+    (oslo_middleware.GROUP, oslo_middleware.register_opts, oslo_middleware.list_opts),
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
     (mdns.GROUP, mdns.register_opts, mdns.list_opts),
 ]

@@ -15,7 +15,8 @@ OPTS: list[cfg.Opt] = [
     ),
     cfg.StrOpt(
         "key_file",
-        help="PEM private key of cert_file.",
+        help="PEM private key of cert_file, unencrypted (the service cannot "
+        "prompt for a passphrase; an encrypted key is refused at start).",
     ),
     cfg.StrOpt(
         "ca_file",

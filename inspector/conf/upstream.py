@@ -86,6 +86,14 @@ def _index() -> dict[tuple[str, str], UpstreamOption]:
     return index
 
 
+NOT_UPSTREAM_NO_EFFECT = {
+    ("oslo_middleware", "max_request_body_size"): "this service limits "
+    "request bodies with [DEFAULT]max_request_body_size (ironic-inspector "
+    "did not read this option either)",
+}
+"""Library options deployment tools write that neither service reads."""
+
+
 _TYPES: dict[str, Any] = {
     "BoolOpt": types.Boolean(),
     "IntOpt": types.Integer(),
@@ -193,6 +201,9 @@ def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
                 elif option is not None and option.outcome == NO_EFFECT:
                     if not option.is_default(value):
                         warnings.append(f"{where} has no effect: {option.note}")
+                elif (group, name) in NOT_UPSTREAM_NO_EFFECT:
+                    note = NOT_UPSTREAM_NO_EFFECT[group, name]
+                    warnings.append(f"{where} has no effect: {note}")
                 elif option is None and name not in known:
                     refusals.append(
                         f"{where} is not an option of ironic-inspector 12.5 "

@@ -204,3 +204,14 @@ def test_parse_types() -> None:
     assert option.is_default([option.default.replace(",", ", ")])
     assert not option.is_default(["ipmi_address"])
     assert types.Boolean()("False") is False  # the parser the data relies on
+
+
+def test_library_options_upstream_never_read_are_named(tmp_path: pathlib.Path) -> None:
+    conf = _conf(
+        tmp_path,
+        "[oslo_middleware]\nmax_request_body_size = 1000000\n"
+        "enable_proxy_headers_parsing = true\n",
+    )
+    (warning,) = _check(conf)
+    assert warning.startswith("[oslo_middleware]max_request_body_size (")
+    assert "[DEFAULT]max_request_body_size" in warning
