@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests use (PostgreSQL, etcd,
 # Apache with mod_wsgi,
-# RabbitMQ), only when missing. Nothing is started or enabled here: the tests
+# RabbitMQ, lshw for the real ironic-python-agent), only when missing. Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
 
@@ -14,6 +14,7 @@ command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 [ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # unit file checks
+command -v lshw >/dev/null 2>&1 || missing+=(lshw)  # the real agent's inventory
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

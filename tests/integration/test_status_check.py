@@ -24,6 +24,8 @@ def test_schema_behind_and_current(
         "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:5672/\n"
         f"[database]\nconnection = {url}\n"
         "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n"
+        # the default (iptables, as upstream) stops conductors: the check says so
+        "[pxe_filter]\ndriver = noop\n"
     )
     dbsync = ("ironic-inspector-dbsync", conf)
     subprocess.run(
