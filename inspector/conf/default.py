@@ -57,7 +57,9 @@ OPTS = [
         help="Path of a Unix socket the standalone API (or "
         "ironic-inspector-api-wsgi's own server) listens on instead of "
         "listen_address and listen_port, for a front end such as nginx on "
-        "the same host. A stale socket file is replaced at start.",
+        "the same host. A stale socket file is replaced at start; a socket "
+        "another process listens on, or any other file at the path, stops "
+        "the start. The file is removed at a clean stop.",
     ),
     cfg.Opt(
         "listen_unix_socket_mode",
