@@ -83,8 +83,9 @@ OPTS = [
         "for ramdisks booted with ipa-inspection-callback-url=mdns. The "
         "URL is made of use_ssl, listen_address (or the addresses of "
         "[mdns]interfaces when it is a wildcard) and listen_port. Only the "
-        "standalone process publishes; a conductor of the split shape logs "
-        "a warning and publishes nothing.",
+        "standalone process publishes, on a TCP listener: a conductor of "
+        "the split shape, or a process with listen_unix_socket, refuses to "
+        "start with it.",
     ),
     cfg.IntOpt(
         "api_threads",

@@ -91,6 +91,13 @@ def standalone(
 
     opts.validate(conf)
     pxe_filter.check_driver(conf)
+    if conf.enable_mdns and conf.listen_unix_socket:
+        raise exceptions.ConfigError(
+            "Invalid configuration: [DEFAULT]enable_mdns needs a TCP listener "
+            "to publish, and listen_unix_socket is set: remove enable_mdns and "
+            "give the ramdisks the front end's URL "
+            "(ipa-inspection-callback-url)"
+        )
     ramdisk_logs.check_conf(conf)
     if db is None:
         db = engine.from_conf(conf)
@@ -133,12 +140,6 @@ class Conductor:
         self.membership = membership
 
     def start(self) -> None:
-        if self.rt.conf.enable_mdns:
-            LOG.warning(
-                "[DEFAULT]enable_mdns: a conductor of the split shape publishes "
-                "nothing (the API runs elsewhere, at a URL it does not know); "
-                "give ramdisks ipa-inspection-callback-url instead"
-            )
         self.service.start()
         try:
             # join only once the RPC server listens: members get casts at once
@@ -166,6 +167,14 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.processing import ramdisk_logs
 
     opts.validate(conf)
+    if conf.enable_mdns:
+        # the API runs elsewhere, at a URL a conductor does not know, and one
+        # responder per network owns the name: publishing is standalone's
+        raise exceptions.ConfigError(
+            "Invalid configuration: [DEFAULT]enable_mdns is available in the "
+            "standalone process only: remove it and give the ramdisks "
+            "ipa-inspection-callback-url=<the API's URL> on their command line"
+        )
     pxe_filter.check_driver(conf)
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)

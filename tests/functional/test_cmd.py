@@ -139,6 +139,18 @@ def test_split_unreachable_database_is_one_line(tmp_path: pathlib.Path) -> None:
     assert "u:p@" not in result.stderr
 
 
+def test_split_conductor_refuses_mdns(tmp_path: pathlib.Path) -> None:
+    result = run(
+        tmp_path,
+        "ironic-inspector-conductor",
+        SPLIT + "[DEFAULT]\nenable_mdns = true\n",
+    )
+    assert result.returncode == 2, result.stderr
+    assert "[DEFAULT]enable_mdns is available in the standalone process only" in (
+        result.stderr
+    )
+
+
 def test_split_waits_for_the_database_as_configured(tmp_path: pathlib.Path) -> None:
     # [database]max_retries and retry_interval, oslo.db's meaning upstream
     conf = SPLIT.replace("max_retries = 0", "max_retries = 2\nretry_interval = 1")
@@ -177,3 +189,11 @@ def test_upstream_option_refused_and_typo_named(tmp_path: pathlib.Path) -> None:
     assert "connection_debug" in result.stderr
     assert "[DEFAULT]use_sll (" in result.stderr and "is not an option" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_mdns_needs_a_tcp_listener(tmp_path: pathlib.Path) -> None:
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    conf = db + "[DEFAULT]\nenable_mdns = true\nlisten_unix_socket = /run/x.sock\n"
+    result = run(tmp_path, "ironic-inspector", conf)
+    assert result.returncode == 2, result.stderr
+    assert "[DEFAULT]enable_mdns needs a TCP listener" in result.stderr
