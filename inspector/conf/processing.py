@@ -53,8 +53,9 @@ OPTS = [
         "the ramdisk reports an error or processing fails, on success only "
         "with always_store_ramdisk_logs. Unset: the logs are dropped. The "
         "standalone process and conductors refuse to start when it is not a "
-        "writable directory. Data that matches no node is answered 404 "
-        "and its logs are not kept.",
+        "writable directory. The logs of data that matches no node are "
+        "written by the API process that answers it 404, named 'unknown', "
+        "when its own configuration sets this directory.",
     ),
     cfg.BoolOpt(
         "always_store_ramdisk_logs",

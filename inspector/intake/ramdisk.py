@@ -25,6 +25,7 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         record = introspections.lookup(rt.db, attributes)
     except exceptions.NoMatch:
         if rt.conf.processing.node_not_found_hook != "enroll":
+            _keep_logs_of_unknown(rt, data)
             raise
         record = discovery.enroll(rt, data, handover.claim_within(rt))
         handover.hand_over(rt, record, ConductorClient.process)
@@ -46,3 +47,17 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
     LOG.info("Received ramdisk data for node %s, processing", record.uuid)
     handover.hand_over(rt, record, ConductorClient.process)
     return record.uuid
+
+
+def _keep_logs_of_unknown(rt: Runtime, data: dict[str, Any]) -> None:
+    """Data that matches no node is answered 404 and never reaches a
+    conductor: its logs are written here, named ``unknown``, as
+    ironic-inspector does (a failed lookup is a failure), when this
+    process has a ``[processing]ramdisk_logs_dir``."""
+    if not rt.conf.processing.ramdisk_logs_dir or "logs" not in data:
+        return
+    # only on this failure path: the API does not load processing modules
+    from inspector.processing import ramdisk_logs
+
+    logs = ramdisk_logs.take(data)
+    ramdisk_logs.write(rt.conf, data, None, logs)

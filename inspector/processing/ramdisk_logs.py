@@ -9,7 +9,8 @@ as ironic-inspector does: always when processing failed or the ramdisk
 reported an error, on success only with ``always_store_ramdisk_logs``.
 Logs that cannot be decoded are reported and dropped; they never fail an
 introspection. :func:`check_conf` refuses a directory that cannot be
-written at start-up, in the processes that write (not the API).
+written at start-up, in the processes that process data (not the API,
+which writes only the logs of data that matches no node).
 """
 
 import base64

@@ -192,3 +192,16 @@ def test_start_up_refuses_a_missing_directory(
         wiring.standalone(conf)
     assert "[processing]ramdisk_logs_dir" in str(err.value)
     assert str(missing) in str(err.value)
+
+
+def test_unknown_machine_logs_are_kept_as_unknown(
+    service: Service, logs_dir: pathlib.Path
+) -> None:
+    # no node matches: 404, and the logs are written as ironic-inspector does
+    content = tarball("lost machine")
+    data = build_payload(random_mac(), None)
+    data["logs"] = base64.b64encode(content).decode()
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 404
+    (written,) = list(logs_dir.iterdir())
+    assert written.name.startswith("unknown_") and written.read_bytes() == content
