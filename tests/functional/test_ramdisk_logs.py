@@ -20,6 +20,7 @@ from tests.functional.conftest import (
     add_node,
     build_payload,
     introspect,
+    random_bmc,
     random_mac,
 )
 
@@ -199,7 +200,7 @@ def test_unknown_machine_logs_are_kept_as_unknown(
 ) -> None:
     # no node matches: 404, and the logs are written as ironic-inspector does
     content = tarball("lost machine")
-    data = build_payload(random_mac(), None)
+    data = build_payload(random_mac(), random_bmc())
     data["logs"] = base64.b64encode(content).decode()
     resp = service.client.post("/v1/continue", json=data)
     assert resp.status_code == 404
