@@ -145,11 +145,21 @@ def test_missing_files_are_named(certs: Certs, tmp_path: pathlib.Path) -> None:
         tls.build_context(str(certs.server.cert), str(tmp_path))
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_unreadable_key_is_named(certs: Certs, tmp_path: pathlib.Path) -> None:
+def test_unreadable_key_is_named(
+    certs: Certs, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     key = tmp_path / "server.key"
     key.write_bytes(certs.server.key.read_bytes())
     key.chmod(0)
+    if os.geteuid() == 0:  # root reads any file: the kernel's answer for others
+        denied = PermissionError(13, "Permission denied")
+
+        def refuse(path: str, mode: str = "r") -> object:
+            if path == str(key):
+                raise denied
+            return open(path, mode)  # noqa: SIM115
+
+        monkeypatch.setattr(tls, "open", refuse, raising=False)
     with pytest.raises(exceptions.ConfigError, match="Permission denied"):
         tls.build_context(str(certs.server.cert), str(key))
 
