@@ -139,16 +139,15 @@ def _registered(conf: cfg.ConfigOpts, group: str) -> set[str]:
         return set()
 
 
-def _library_names(conf: cfg.ConfigOpts, group: str) -> set[str]:
-    """Options a library reads from ``group`` once the feature is in use."""
+def _messaging_names() -> dict[str, set[str]]:
+    """oslo.messaging's options by group, read once it builds a transport."""
     from oslo_messaging import opts as messaging_opts
 
-    names: set[str] = set()
+    names: dict[str, set[str]] = {}
     for lib_group, options in messaging_opts.list_opts():
-        if (lib_group or "DEFAULT") == group:
-            names |= {normalise(o.name) for o in options}
-    if group in ("ironic",):
-        names |= _auth_plugin_names(conf, group)
+        names.setdefault(lib_group or "DEFAULT", set()).update(
+            normalise(o.name) for o in options
+        )
     return names
 
 
@@ -184,13 +183,16 @@ def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
     refusals: list[str] = []
     warnings: list[str] = []
     unread: dict[str, str] = {}
+    messaging = _messaging_names()
     for path in config_files(conf):
         for group, values in _read(path).items():
             if group not in owned:
                 if group not in library_groups and not _registered(conf, group):
                     unread.setdefault(group, path)
                 continue
-            known = _registered(conf, group) | _library_names(conf, group)
+            known = _registered(conf, group) | messaging.get(group, set())
+            if group == "ironic":
+                known |= _auth_plugin_names(conf, group)
             for raw_name, value in values.items():
                 name = normalise(raw_name)
                 option = index.get((group, name))
