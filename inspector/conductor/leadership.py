@@ -26,31 +26,61 @@ class Leadership:
         self.lease = lease
         self._valid_until = 0.0
         self._leading = False
+        self._failing_since: float | None = None
+        self.epoch: int | None = None
+        """The epoch of the last term this conductor held (None: never led)."""
 
     def renew(self) -> bool:
-        """Take or keep the lead; False when another conductor has it."""
+        """Take or keep the lead; False when another conductor has it or
+        the database cannot be reached."""
         asked = time.monotonic()
         try:
             epoch = leases.hold(self._db, leases.LEADER, self.holder, self.lease)
         except Exception as exc:  # database unreachable: not the leader
-            epoch = None
-            LOG.warning("Cannot renew the leader lease of %s: %s", self.holder, exc)
+            self._unreachable(exc)
+            return False
+        if self._failing_since is not None:
+            LOG.info(
+                "The leader lease can be read again after %.0f s",
+                time.monotonic() - self._failing_since,
+            )
+            self._failing_since = None
         if epoch is not None:
             # counted from before the request: never believes in a lease
             # longer than the database granted
             self._valid_until = asked + self.lease
-            if not self._leading:
+            if not self._leading or epoch != self.epoch:
                 LOG.info("%s is now the leader (epoch %d)", self.holder, epoch)
             self._leading = True
+            self.epoch = epoch
         else:
             if self._leading:
                 LOG.warning(
-                    "%s lost the leader lease; another conductor leads now",
+                    "%s lost the leader lease (epoch %s) to another conductor",
                     self.holder,
+                    self.epoch,
                 )
             self._leading = False
             self._valid_until = 0.0
         return self._leading
+
+    def _unreachable(self, exc: Exception) -> None:
+        """One line when renewals start failing; quiet while they go on."""
+        was_leading = self._leading
+        self._leading = False
+        self._valid_until = 0.0
+        if self._failing_since is not None:
+            LOG.debug("Cannot renew the leader lease of %s: %s", self.holder, exc)
+            return
+        self._failing_since = time.monotonic()
+        cause = getattr(exc, "reason", None) or str(exc).splitlines()[0]
+        LOG.warning(
+            "Cannot renew the leader lease of %s: %s; %s until the database "
+            "answers (no conductor can lead meanwhile)",
+            self.holder,
+            cause,
+            "it stops leading" if was_leading else "it does not lead",
+        )
 
     def is_leader(self) -> bool:
         return self._leading and time.monotonic() < self._valid_until

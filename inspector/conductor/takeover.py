@@ -4,7 +4,9 @@ Every step a conductor must take (``states.WORKING``) is either unclaimed
 with a deadline, or owned by one run of one conductor. It is lost when:
 
 - nobody claimed it by its deadline (the cast went to a conductor that died
-  before taking it, or was lost in transit);
+  before taking it, or was lost in transit), or the API could not hand it
+  over at all (an outage of the broker or the coordination backend: the
+  API then sets the deadline to now, see :mod:`inspector.intake.handover`);
 - its owner is no longer a member of the conductor group (stopped, killed,
   or its membership lease expired);
 - its owner is this very host, but an earlier run of it (a restart).
@@ -37,13 +39,18 @@ class Orphan:
 
 def orphans(
     records: Iterable[Introspection],
-    alive: Collection[str],
+    alive: Collection[str] | None,
     host: str,
     run: str,
     now: datetime.datetime,
     leader: bool,
 ) -> Iterator[Orphan]:
-    """The lost steps among ``records`` that ``host`` (run ``run``) must pick up."""
+    """The lost steps among ``records`` that ``host`` (run ``run``) must pick up.
+
+    ``alive`` None means the group cannot be read now: steps other
+    conductors own are left alone (an unreachable backend is no proof that
+    they died), unclaimed ones past their deadline are still taken.
+    """
     for record in records:
         step = record.state
         if record.owner == host:
@@ -55,10 +62,11 @@ def orphans(
             if record.deadline is None or record.deadline < now:
                 yield Orphan(
                     record,
-                    f"no conductor picked up the {step} step in time (the "
-                    "conductor it was sent to may have died)",
+                    f"no conductor picked up the {step} step in time (it "
+                    "could not be handed over, or the conductor it was sent "
+                    "to died)",
                 )
-        elif record.owner not in alive:
+        elif alive is not None and record.owner not in alive:
             yield Orphan(
                 record, f"conductor {record.owner} left the group while {step}"
             )
@@ -84,14 +92,15 @@ class Takeover:
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = introspections.working(self.rt.db)
-        hosts: Collection[str] = ()
+        hosts: Collection[str] | None = ()
         if leader and any(r.owner not in (None, host) for r in records):
             try:
                 hosts = alive()
             except exceptions.ServiceUnavailable as exc:
-                # never mistake an unreachable backend for dead conductors
-                LOG.warning("Not looking for lost work this time: %s", exc)
-                return 0
+                # never mistake an unreachable backend for dead conductors;
+                # unclaimed steps need no group to be judged lost
+                LOG.warning("Not judging other conductors' work this time: %s", exc)
+                hosts = None
         now = introspections.utcnow()
         found = [
             o

@@ -236,6 +236,26 @@ def claim(db: Database, uuid: str, version: int, owner: str, run: str) -> Intros
         return _snapshot(row)
 
 
+def release_claim(db: Database, uuid: str, version: int) -> bool:
+    """Let the sweep take the unclaimed step of ``uuid`` at once: its claim
+    deadline becomes now. Not a fenced change (the version stays, so a
+    conductor that got the cast after all still claims it); False when the
+    step moved on or was claimed meanwhile."""
+    model = models.Introspection
+    with db.session() as session:
+        result = session.execute(
+            sa.update(model)
+            .where(
+                model.uuid == uuid,
+                model.version == version,
+                model.owner.is_(None),
+                model.state.in_(states.WORKING),
+            )
+            .values(deadline=utcnow())
+        )
+        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+
+
 def check_current(db: Database, uuid: str, version: int) -> None:
     """Fence before a side effect: :class:`StaleState` if ``version`` is no
     longer the row's (another conductor took the work over, or an operator

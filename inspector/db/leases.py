@@ -47,9 +47,13 @@ def _create(
 def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
     """Take or renew ``name`` for ``ttl`` seconds.
 
-    Returns the lease's epoch when ``holder`` holds it now (the epoch changes
-    only when the holder does), None when someone else's lease is still
-    running.
+    Returns the lease's epoch when ``holder`` holds it now, None when
+    someone else's lease is still running. The epoch grows by one with
+    every new term: another holder, or the same holder coming back after
+    its lease ran out. It never goes down, and two holders never get the
+    same epoch: every write is a compare-and-swap on the whole row as read
+    (holder, epoch and expiry), so a renewal and a takeover of the same
+    expired lease cannot both succeed.
     """
     now = utcnow()
     expires = now + datetime.timedelta(seconds=ttl)
@@ -58,24 +62,24 @@ def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
         row = session.get(table, name)
         if row is None:
             pass
-        elif row.holder == holder:
+        elif row.holder != holder and row.holder is not None and row.expires_at >= now:
+            return None
+        else:
+            renewal = row.holder == holder and row.expires_at >= now
+            epoch = row.epoch if renewal else row.epoch + 1
             result = session.execute(
                 sa.update(table)
                 .where(
-                    table.name == name, table.holder == holder, table.epoch == row.epoch
+                    table.name == name,
+                    table.epoch == row.epoch,
+                    table.holder.is_(None)
+                    if row.holder is None
+                    else table.holder == row.holder,
+                    table.expires_at == row.expires_at,
                 )
-                .values(expires_at=expires)
+                .values(holder=holder, expires_at=expires, epoch=epoch)
             )
-            return row.epoch if result.rowcount == 1 else None  # type: ignore[attr-defined]
-        elif row.expires_at >= now:
-            return None
-        else:
-            result = session.execute(
-                sa.update(table)
-                .where(table.name == name, table.epoch == row.epoch)
-                .values(holder=holder, expires_at=expires, epoch=row.epoch + 1)
-            )
-            return row.epoch + 1 if result.rowcount == 1 else None  # type: ignore[attr-defined]
+            return epoch if result.rowcount == 1 else None  # type: ignore[attr-defined]
     return 1 if _create(db, name, holder, expires) else None
 
 

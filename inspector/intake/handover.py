@@ -1,9 +1,19 @@
-"""Handing a recorded step to a conductor, and ending it when none takes it."""
+"""Handing a recorded step to a conductor.
+
+Once the API has recorded a step (the ramdisk's data stored, a start, an
+abort or a reapply written), a conductor does it: when no conductor can be
+reached right now (the coordination backend, the broker or every picked
+conductor is away), the step is left unclaimed with its claim deadline
+already passed, so the leader conductor's next sweep
+(:mod:`inspector.conductor.takeover`) resumes it. A transient outage never
+ends an introspection, and never makes a ramdisk's retry land on a node
+that has moved on.
+"""
 
 import logging
 from collections.abc import Callable
 
-from inspector import exceptions, states
+from inspector import exceptions
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
@@ -21,29 +31,42 @@ def claim_within(rt: Runtime) -> float:
     return float(rt.conf.coordination.claim_timeout)
 
 
-def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
-    """Cast the step ``record`` is in; if no conductor takes it, end it.
+def require_conductor(rt: Runtime) -> None:
+    """Before recording an operator's request: is there a conductor to do
+    it? Nothing is written when there is none, so the 503 changes nothing
+    and the client's retry starts afresh.
 
-    The state was already written, so leaving it would strand the
-    introspection until its timeout: it ends in ``error`` naming the cause
-    (an abort ends as aborted), and the client gets the 503 to retry.
+    :raises ServiceUnavailable: no live, enabled conductor is known.
     """
+    if rt.rpc is None:
+        raise exceptions.ServiceUnavailable(reason="no conductor is available")
+    rt.rpc.router.pick()
+
+
+def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
+    """Cast the step ``record`` is in; when no conductor takes it now, leave
+    it for the leader's sweep (see the module's documentation)."""
     try:
         if rt.rpc is None:
             raise exceptions.ServiceUnavailable(reason="no conductor is available")
         cast(rt.rpc, record.uuid, record.version)
     except exceptions.ServiceUnavailable as exc:
-        event = states.ABORT_END if record.state == states.ABORTING else states.FAIL
-        prefix = states.ABORTED_MESSAGE if event == states.ABORT_END else "Failed"
-        try:
-            introspections.transition(
-                rt.db,
-                record.uuid,
-                event,
-                claim_within=claim_within(rt),
-                expected_version=record.version,
-                error=f"{prefix}: {exc.message}",
-            )
-        except (exceptions.StaleState, exceptions.InvalidTransition):
-            pass  # something else moved it on; it is not stranded
-        raise
+        _leave_for_sweep(rt, record, exc.message)
+
+
+def _leave_for_sweep(rt: Runtime, record: Introspection, cause: str) -> None:
+    try:
+        released = introspections.release_claim(rt.db, record.uuid, record.version)
+    except exceptions.InspectorError as exc:
+        # the step keeps its claim deadline: resumed a little later
+        LOG.debug("Could not mark node %s for the sweep: %s", record.uuid, exc)
+        released = True
+    if released:
+        LOG.warning(
+            "The %s step of node %s is stored but no conductor took it now "
+            "(%s); the leader conductor resumes it within [coordination]"
+            "sweep_interval",
+            record.state,
+            record.uuid,
+            cause,
+        )

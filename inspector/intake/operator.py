@@ -81,6 +81,7 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
             "ramdisk could not be matched to it; create its ports or set a "
             "BMC address first"
         )
+    handover.require_conductor(rt)
     with _node_locked(rt, uuid):
         record = introspections.start(
             rt.db, uuid, manage_boot, attributes, claim_within=handover.claim_within(rt)
@@ -127,6 +128,8 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
         if record.state == states.ERROR:
             # abort is allowed and changes nothing: the node already failed
             return
+        states.next_state(record.state, states.ABORT)  # 400 before 503
+        handover.require_conductor(rt)
         record = introspections.transition(
             rt.db,
             uuid,
@@ -150,6 +153,8 @@ def reapply(
         if data is None:
             # the raw data goes back in the database for the conductor to read
             data = store.for_reapply(uuid)
+        states.next_state(record.state, states.REAPPLY)  # 400 before 503
+        handover.require_conductor(rt)
         record = introspections.transition(
             rt.db,
             uuid,

@@ -1,12 +1,17 @@
 """Which lost steps a conductor picks up, and the leader lease."""
 
 import datetime
+import logging
 import pathlib
 import time
+from typing import Any
+
+import pytest
+from sqlalchemy import orm
 
 from inspector.conductor.leadership import Leadership
 from inspector.conductor.takeover import orphans
-from inspector.db import engine, leases
+from inspector.db import engine, leases, models
 from inspector.db.introspections import Introspection
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
@@ -97,3 +102,78 @@ def test_slots_are_spaced(db: engine.Database) -> None:
     slots = [leases.reserve_slot(db, leases.POWER_ON, 2.0) for _ in range(3)]
     gaps = [(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)]
     assert gaps == [2.0, 2.0]
+
+
+def test_unclaimed_steps_are_taken_while_the_group_cannot_be_read() -> None:
+    late = record(deadline=NOW - datetime.timedelta(seconds=1), uuid="u1")
+    other = record(owner="c3", run="r", uuid="u2")
+    reasons = [
+        o.record.uuid for o in orphans([late, other], None, "c1", "r", NOW, True)
+    ]
+    # c3 may well be alive: without the group nobody judges its work
+    assert reasons == ["u1"]
+
+
+def expire(db: engine.Database) -> None:
+    """Make the leader lease run out now, as a missed renewal would."""
+    with db.session() as session:
+        row = session.get(models.Lease, leases.LEADER)
+        assert row is not None
+        row.expires_at = models.utcnow() - datetime.timedelta(seconds=1)
+
+
+def test_epoch_grows_with_every_term(db: engine.Database) -> None:
+    epochs = [leases.hold(db, leases.LEADER, "c1/a", 30)]
+    epochs.append(leases.hold(db, leases.LEADER, "c1/a", 30))  # renewal
+    leases.give_up(db, leases.LEADER, "c1/a")  # clean stop
+    epochs.append(leases.hold(db, leases.LEADER, "c2/b", 30))
+    expire(db)  # c2 dies
+    epochs.append(leases.hold(db, leases.LEADER, "c1/a", 30))
+    expire(db)  # c1 paused past its lease, then renews: a new term
+    epochs.append(leases.hold(db, leases.LEADER, "c1/a", 30))
+    assert epochs == [1, 1, 2, 3, 4]
+
+
+def test_renewal_and_takeover_of_one_expired_lease_cannot_both_win(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """c2 reads c1's expired lease; c1 renews before c2 writes. c2 must
+    fail instead of leading next to c1 (it did: its write only compared
+    the epoch, which c1's renewal did not change)."""
+    assert leases.hold(db, leases.LEADER, "c1/a", 30) == 1
+    expire(db)
+    stale = leases._row(db, leases.LEADER)
+    assert leases.hold(db, leases.LEADER, "c1/a", 30) == 2
+    real_get = orm.Session.get
+
+    def stale_get(session: orm.Session, model: Any, key: Any, **kw: Any) -> Any:
+        if model is models.Lease:
+            return stale  # what c2 read before c1's renewal
+        return real_get(session, model, key, **kw)
+
+    monkeypatch.setattr(orm.Session, "get", stale_get)
+    assert leases.hold(db, leases.LEADER, "c2/b", 30) is None
+    monkeypatch.undo()
+    assert leases.holder_of(db, leases.LEADER) == "c1/a"
+    assert leases._row(db, leases.LEADER).epoch == 2  # type: ignore[union-attr]
+
+
+def test_leadership_log_says_why_it_does_not_lead(
+    tmp_path: pathlib.Path, db: engine.Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = engine.Database(f"sqlite:///{tmp_path}/no/such/dir/db.sqlite")
+    lead = Leadership(broken, "c1/a", lease=5)
+    with caplog.at_level(logging.DEBUG, logger="inspector.conductor.leadership"):
+        for _ in range(5):
+            assert not lead.renew()
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1, warnings  # once per outage, not per renewal
+    assert "no conductor can lead meanwhile" in warnings[0].getMessage()
+    assert "another conductor" not in warnings[0].getMessage()
+    lead._db = db  # the database is back
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="inspector.conductor.leadership"):
+        assert lead.renew()
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("can be read again" in m for m in lines), lines
+    assert any("is now the leader (epoch 1)" in m for m in lines), lines
