@@ -1,9 +1,11 @@
 """Client side of the conductor RPC API (casts only)."""
 
 import logging
+import re
 from collections.abc import Collection
 from typing import Any, Protocol
 
+import kombu.exceptions
 import oslo_messaging as messaging
 from oslo_config import cfg
 
@@ -22,6 +24,22 @@ CAST_RETRY = 1
 """Reconnections to the broker one cast may try (about a second each with
 oslo.messaging's defaults). A cast never waits for the broker forever: with
 RabbitMQ down the request gets its 503 within a few seconds."""
+
+
+BROKER_ERRORS: tuple[type[Exception], ...] = (
+    messaging.MessageDeliveryFailure,
+    kombu.exceptions.OperationalError,
+    OSError,
+)
+"""A cast failing with one of these could not reach the broker at all:
+every conductor is behind it, so trying others only makes the client wait."""
+
+
+def broker_of(url: str | None) -> str:
+    """The broker's URL without user names and passwords, for messages."""
+    if not url:
+        return "([DEFAULT]transport_url unset)"
+    return re.sub(r"(^[a-z0-9+.-]+://|,)[^/,]*@", r"\1", url, flags=re.I)
 
 
 class Router(Protocol):
@@ -48,6 +66,7 @@ class ConductorClient:
         target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
         self._client = messaging.get_rpc_client(transport, target)
         self._router = router
+        self._broker = broker_of(conf.transport_url)
 
     @property
     def router(self) -> Router:
@@ -68,17 +87,17 @@ class ConductorClient:
                 self._client.prepare(server=host, retry=CAST_RETRY).cast(
                     {}, method, **kwargs
                 )
-            except messaging.MessageDeliveryFailure as exc:
-                # the broker itself is unreachable: every conductor is
-                # behind it, trying others only makes the client wait
+            except BROKER_ERRORS as exc:
+                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 LOG.warning(
-                    "Could not cast %s: the message broker is unreachable: %s",
+                    "Could not cast %s: the message broker %s is unreachable: %s",
                     method,
-                    exc,
+                    self._broker,
+                    cause,
                 )
                 raise exceptions.ServiceUnavailable(
-                    reason=f"the message broker is unreachable, so {method} "
-                    f"could not be handed to a conductor: {exc}"
+                    reason=f"the message broker {self._broker} is unreachable "
+                    f"({cause}), so {method} could not be handed to a conductor"
                 ) from exc
             except Exception as exc:  # any failure means it was not delivered
                 LOG.warning(

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
+import kombu.exceptions
 import oslo_messaging as messaging
 import pytest
 from oslo_config import cfg
@@ -181,7 +182,10 @@ class _Router:
 
 
 def _client(
-    router: Any, failing: set[str], broker_down: bool = False
+    router: Any,
+    failing: set[str],
+    broker_down: bool = False,
+    broker_error: Exception | None = None,
 ) -> tuple[rpcapi.ConductorClient, list[str]]:
     delivered: list[str] = []
     rpc = mock.Mock()
@@ -193,8 +197,10 @@ def _client(
         def cast(_ctxt: Any, method: str, **_kw: Any) -> None:
             if broker_down:
                 raise messaging.MessageDeliveryFailure("Unable to connect")
+            if broker_error is not None:
+                raise broker_error
             if server in failing:
-                raise OSError("connection reset")
+                raise RuntimeError("this conductor's queue refused it")
             delivered.append(f"{method}@{server}")
 
         prepared.cast.side_effect = cast
@@ -202,7 +208,8 @@ def _client(
 
     rpc.prepare.side_effect = prepare
     with mock.patch("oslo_messaging.get_rpc_client", return_value=rpc):
-        client = rpcapi.ConductorClient(mock.Mock(), mock.Mock(), router)
+        conf = mock.Mock(transport_url="rabbit://inspector:secret@mq1:5672/")
+        client = rpcapi.ConductorClient(conf, mock.Mock(), router)
     return client, delivered
 
 
@@ -224,9 +231,30 @@ def test_cast_gives_up_with_503_naming_the_tries() -> None:
 def test_broker_down_is_503_at_once() -> None:
     router = _Router(["a", "b", "c"])
     client, delivered = _client(router, failing=set(), broker_down=True)
-    with pytest.raises(exceptions.ServiceUnavailable, match="broker is unreachable"):
+    with pytest.raises(
+        exceptions.ServiceUnavailable, match="broker rabbit://mq1:5672/ is unreachable"
+    ):
         client.start_introspection("u", 1)
     assert delivered == [] and router.invalidated == 0  # no other conductor tried
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConnectionRefusedError(111, "Connection refused"),
+        kombu.exceptions.OperationalError("[Errno 111] Connection refused"),
+    ],
+)
+def test_unreachable_broker_is_named(error: Exception) -> None:
+    router = _Router(["a", "b", "c"])
+    client, delivered = _client(router, failing=set(), broker_error=error)
+    with pytest.raises(exceptions.ServiceUnavailable) as caught:
+        client.start_introspection("u", 1)
+    message = caught.value.message
+    assert "the message broker rabbit://mq1:5672/ is unreachable" in message
+    assert "Connection refused" in message and "secret" not in message
+    assert "inspector@" not in message
+    assert delivered == [] and router.invalidated == 0
 
 
 def test_fixed_conductor() -> None:
