@@ -74,6 +74,7 @@ class SplitCluster:
         options: dict[str, dict[str, str]] | None = None,
         api_server: str = "local",
         coordination: str = "etcd",
+        api_processes: int = 2,
     ) -> None:
         if api_server not in API_SERVERS:
             raise ValueError(
@@ -81,6 +82,8 @@ class SplitCluster:
                 f"not {api_server!r}"
             )
         self.api_server = api_server
+        self.api_processes = api_processes
+        """Apache's daemon processes (the shipped vhost has 4)."""
         self.work_dir = pathlib.Path(work_dir)
         self.ironic_url = ironic_url
         self.conductor_count = conductors
@@ -133,17 +136,23 @@ class SplitCluster:
             self.postgres.start()
         if self.database != self.postgres.database:
             self.postgres.create_database(self.database)
-        api_class: type[ApiServer] = ApiServer
         if self.api_server == "apache":
             from lab.apache_server import ApacheApiServer
 
-            api_class = ApacheApiServer
-        self.api = api_class(
-            self.work_dir / "api",
-            self.ironic_url,
-            database_url=self.database_url,
-            options=self._options("lab-api"),
-        )
+            self.api = ApacheApiServer(
+                self.work_dir / "api",
+                self.ironic_url,
+                database_url=self.database_url,
+                options=self._options("lab-api"),
+                processes=self.api_processes,
+            )
+        else:
+            self.api = ApiServer(
+                self.work_dir / "api",
+                self.ironic_url,
+                database_url=self.database_url,
+                options=self._options("lab-api"),
+            )
         self.api.start()  # runs the schema upgrade once for everyone
         for index in range(1, self.conductor_count + 1):
             self.add_conductor(f"lab-conductor-{index}")
@@ -169,6 +178,18 @@ class SplitCluster:
         conductor.start(dbsync=False)
         self.conductors.append(conductor)
         return conductor
+
+    def add_api(self, name: str) -> ApiServer:
+        """One more ``ironic-inspector-api-wsgi`` process on the same
+        configuration (the caller stops it)."""
+        api = ApiServer(
+            self.work_dir / name,
+            self.ironic_url,
+            database_url=self.database_url,
+            options=self._options(name),
+        )
+        api.start(dbsync=False)
+        return api
 
     @property
     def url(self) -> str:

@@ -245,6 +245,7 @@ class SplitFactory(Protocol):
         conductors: int = 3,
         coordination: str = "etcd",
         api_server: str = "local",
+        api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
     ) -> contextlib.AbstractContextManager[SplitCluster]: ...
 
@@ -267,6 +268,7 @@ def split_cluster(
         conductors: int = 3,
         coordination: str = "etcd",
         api_server: str = "local",
+        api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
     ) -> Iterator[SplitCluster]:
         cluster = SplitCluster(
@@ -279,6 +281,7 @@ def split_cluster(
             options=options,
             api_server=api_server,
             coordination=coordination,
+            api_processes=api_processes,
         )
         with cluster:
             yield cluster
