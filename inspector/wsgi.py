@@ -84,7 +84,6 @@ def _build(environ: dict[str, Any]) -> Any:
 
     process.select_threading_backend()
     from oslo_config import cfg
-    from oslo_log import log
 
     from inspector.server import wiring
 
@@ -93,7 +92,7 @@ def _build(environ: dict[str, Any]) -> Any:
     cfg.CONF.clear()
     # mod_wsgi's sys.argv is ['mod_wsgi']: never let oslo parse it
     conf = process.parse_config(config_args(files))
-    log.setup(conf, "ironic-inspector-api")
+    process.setup_logging(conf, "ironic-inspector-api")
     _warn_own_server_options(conf)
     return wiring.api(conf)
 

@@ -6,8 +6,26 @@ import flask
 from werkzeug import exceptions as http_exceptions
 
 from inspector import exceptions
+from inspector.outages import OutageLog
 
 LOG = logging.getLogger(__name__)
+
+OUTAGES = "inspector.outages"
+"""Where the app keeps its two outage logs: a backend outage is one line
+when requests start failing and one when they work again, not one per
+request."""
+
+NOT_PROOF = ("/healthcheck", "/metrics")
+"""Paths whose success says nothing about the backends requests need."""
+
+
+def _outage(kind: str) -> OutageLog:
+    logs: dict[str, OutageLog] = flask.current_app.extensions[OUTAGES]
+    return logs[kind]
+
+
+def _failed(kind: str, reason: str) -> None:
+    _outage(kind).failed(f"{flask.request.method} {flask.request.path}: {reason}")
 
 
 def error_response(message: str, code: int) -> flask.Response:
@@ -17,7 +35,9 @@ def error_response(message: str, code: int) -> flask.Response:
 
 
 def _domain_error(exc: exceptions.InspectorError) -> flask.Response:
-    if exc.code >= 500:
+    if exc.code == 503:  # a backend is away: Ironic, etcd, the broker
+        _failed("backend", str(exc))
+    elif exc.code >= 500:
         LOG.error(
             "Request %s %s failed: %s", flask.request.method, flask.request.path, exc
         )
@@ -46,12 +66,7 @@ def _http_error(exc: http_exceptions.HTTPException) -> flask.Response:
 
 def _database_down(exc: exceptions.DatabaseUnavailable) -> flask.Response:
     """The database went away under a request: 503, like any backend."""
-    LOG.error(
-        "Request %s %s: the database is unreachable: %s",
-        flask.request.method,
-        flask.request.path,
-        exc.reason,
-    )
+    _failed("database", f"the database is unreachable: {exc.reason}")
     response = error_response(exc.message, exc.code)
     response.headers["Retry-After"] = "5"
     return response
@@ -69,7 +84,25 @@ def _unexpected(exc: Exception) -> flask.Response:
     )
 
 
+def _recovered(response: flask.Response) -> flask.Response:
+    """A success ends an outage: any answered request the database's, an
+    answered action (not a read, which may need no other backend) the
+    others'."""
+    if response.status_code < 400 and flask.request.path not in NOT_PROOF:
+        logs: dict[str, OutageLog] = flask.current_app.extensions[OUTAGES]
+        if logs["database"].failing:
+            logs["database"].ok()
+        if logs["backend"].failing and flask.request.method not in ("GET", "HEAD"):
+            logs["backend"].ok()
+    return response
+
+
 def register(app: flask.Flask) -> None:
+    app.extensions[OUTAGES] = {
+        "database": OutageLog(LOG, "Requests needing the database"),
+        "backend": OutageLog(LOG, "Requests needing a backend"),
+    }
+    app.after_request(_recovered)
     app.register_error_handler(exceptions.InspectorError, _domain_error)
     app.register_error_handler(exceptions.DatabaseUnavailable, _database_down)
     app.register_error_handler(http_exceptions.HTTPException, _http_error)

@@ -48,7 +48,6 @@ def main(argv: list[str] | None = None) -> int:
 
     process.select_threading_backend()
     from oslo_config import cfg
-    from oslo_log import log
 
     from inspector import exceptions
     from inspector.server import wiring
@@ -58,15 +57,17 @@ def main(argv: list[str] | None = None) -> int:
         conf = process.parse_config(service_args)
     except cfg.Error as exc:
         process.die(PROG, str(exc))
-    log.setup(conf, "ironic-inspector-api")
+    process.setup_logging(conf, "ironic-inspector-api")
     try:
         service = wiring.api(conf)
         server = WSGIServer.from_conf(
             service.app, conf, options.host, options.port, options.threads
         )
         server.start()
-    except (exceptions.ConfigError, exceptions.ServiceUnavailable) as exc:
+    except exceptions.ConfigError as exc:
         process.die(PROG, str(exc))
+    except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
+        process.die(PROG, str(exc), code=1)
     LOG.info("%s started", PROG)
     process.wait_for_stop(conf, service_args)
     server.stop()

@@ -16,7 +16,6 @@ PROG = "ironic-inspector-conductor"
 def main(argv: list[str] | None = None) -> int:
     process.select_threading_backend()
     from oslo_config import cfg
-    from oslo_log import log
 
     from inspector import exceptions
 
@@ -25,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         conf = process.parse_config(args)
     except cfg.Error as exc:
         process.die(PROG, str(exc))
-    log.setup(conf, "ironic-inspector")
+    process.setup_logging(conf, "ironic-inspector")
     if conf.standalone:
         process.die(
             PROG,
@@ -34,8 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     try:
         return _serve(conf, args)
-    except (exceptions.ConfigError, exceptions.ServiceUnavailable) as exc:
+    except exceptions.ConfigError as exc:
         process.die(PROG, str(exc))
+    except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
+        process.die(PROG, str(exc), code=1)
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:

@@ -29,6 +29,38 @@ DEFAULT_LOG_LEVELS = [
 ]
 
 
+QUIET_AT_START = ("alembic",)
+"""Libraries whose INFO lines are start-up noise (alembic's "setup plugin",
+"Context impl", "Will assume transactional DDL" on every process start):
+kept at WARNING unless [DEFAULT]default_log_levels names them."""
+
+_logging_ready: dict[str, bool] = {}
+"""Set by :func:`setup_logging`: whether :func:`die` can log, and whether
+oslo.log already writes to stderr (so the message is not printed twice)."""
+
+
+def setup_logging(conf: cfg.ConfigOpts, product: str) -> None:
+    """oslo.log's set-up, plus: start-up noise silenced, third-party
+    reconnection loops quieted (:mod:`inspector.outages`), and :func:`die`
+    told that fatal errors can reach the log file from now on."""
+    import logging
+
+    from oslo_log import log
+
+    from inspector import outages
+
+    log.setup(conf, product)
+    named = {entry.split("=", 1)[0].strip() for entry in conf.default_log_levels}
+    for name in QUIET_AT_START:
+        if not any(n == name or n.startswith(f"{name}.") for n in named):
+            logging.getLogger(name).setLevel(logging.WARNING)
+    outages.quiet_third_party()
+    to_stderr = bool(conf.use_stderr) and not (
+        conf.log_file or conf.use_syslog or conf.use_journal
+    )
+    _logging_ready.update(ready=True, to_stderr=to_stderr)
+
+
 def select_threading_backend() -> None:
     """Make oslo.service use OS threads; must run before it is imported.
 
@@ -157,5 +189,14 @@ def _ignore(_signo: int, _frame: object) -> None:
 
 
 def die(prog: str, message: str, code: int = 2) -> NoReturn:
+    """Exit with ``code`` (2: configuration, 1: a backend or other failure),
+    saying why on stderr and, once logging is set up, in the log too: a
+    service's stderr may go nowhere an operator looks."""
+    if _logging_ready.get("ready"):
+        import logging
+
+        logging.getLogger(prog).critical("Cannot run: %s", message)
+        if _logging_ready.get("to_stderr"):
+            raise SystemExit(code)
     print(f"{prog}: {message}", file=sys.stderr)
     raise SystemExit(code)

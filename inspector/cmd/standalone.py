@@ -16,7 +16,6 @@ PROG = "ironic-inspector"
 def main(argv: list[str] | None = None) -> int:
     process.select_threading_backend()
     from oslo_config import cfg
-    from oslo_log import log
 
     from inspector import exceptions
 
@@ -25,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         conf = process.parse_config(args)
     except cfg.Error as exc:
         process.die(PROG, str(exc))
-    log.setup(conf, "ironic-inspector")
+    process.setup_logging(conf, "ironic-inspector")
     if not conf.standalone:
         process.die(
             PROG,

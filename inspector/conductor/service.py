@@ -12,6 +12,7 @@ from inspector.conductor.leadership import Leadership
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
+from inspector.outages import OutageLog
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
@@ -40,6 +41,10 @@ class ConductorService:
         disabled one finishes its own work but leads nothing."""
         self.manager = ConductorManager(rt, pipeline.load_hooks(rt.conf))
         conf: cfg.ConfigOpts = rt.conf
+        self._sweep_outage = OutageLog(LOG, "Looking for lost work")
+        self._state_outage = OutageLog(
+            LOG, f"Reading whether conductor {conf.host} is enabled"
+        )
         self.leadership = Leadership(
             rt.db, f"{conf.host}/{rt.run_id}", conf.coordination.leader_lease
         )
@@ -90,20 +95,21 @@ class ConductorService:
             leader = False
         try:
             self.manager.sweep(self.members.hosts, leader)
-        except exceptions.DatabaseUnavailable as exc:  # say so in one line
-            LOG.warning(
-                "Cannot look for lost work: the database is unreachable: %s",
-                exc.reason,
-            )
+        except exceptions.DatabaseUnavailable as exc:  # one line per outage
+            self._sweep_outage.failed(f"the database is unreachable: {exc.reason}")
+        else:
+            self._sweep_outage.ok()
 
     def _may_lead(self) -> bool:
         if self._enabled is None:
             return True
         try:
-            return self._enabled()
+            enabled = self._enabled()
         except Exception as exc:  # the backend is away: keep doing the duties
-            LOG.warning("Cannot read whether %s is enabled: %s", self.rt.conf.host, exc)
+            self._state_outage.failed(exc)
             return True
+        self._state_outage.ok()
+        return enabled
 
     def _reconcile(self) -> None:
         """Owed Ironic writes and deleted nodes, by the leader only."""

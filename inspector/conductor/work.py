@@ -130,14 +130,19 @@ class WorkQueue:
         """
         lock = self.rt.locks.get_lock(uuid)
         deadline = time.monotonic() + LOCK_TIMEOUT
+        away: exceptions.ServiceUnavailable | None = None
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
+                if away is not None:
+                    raise away  # the backend, not other work, kept the lock
                 return None
             try:
                 return lock if lock.acquire(timeout=left) else None
             except exceptions.ServiceUnavailable as exc:
-                LOG.warning("Waiting for the lock of node %s: %s", uuid, exc)
+                if away is None:
+                    LOG.warning("Waiting for the lock of node %s: %s", uuid, exc)
+                away = exc
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
     def _run_locked(
@@ -147,6 +152,16 @@ class WorkQueue:
         waited = time.monotonic()
         try:
             lock = self._lock(uuid)
+        except exceptions.ServiceUnavailable as exc:
+            LOG.warning(
+                "The %s step of node %s waits for the coordination backend "
+                "(%s); it is resumed once the backend answers",
+                expected_state,
+                uuid,
+                exc,
+            )
+            self._done(uuid)  # the sweep finds the step again and resumes it
+            return
         except Exception:
             LOG.exception("Could not lock node %s for %s", uuid, expected_state)
             self._done(uuid)  # the sweep finds the step again and resumes it
@@ -168,6 +183,17 @@ class WorkQueue:
         except exceptions.StaleState:
             LOG.warning(
                 "Node %s changed while %s; dropping this work", uuid, expected_state
+            )
+        except exceptions.ServiceUnavailable as exc:
+            # an outage (database, coordination) is not the node's failure:
+            # the step stays claimed here with no worker, and this
+            # conductor's sweep runs it again once the backend answers
+            LOG.warning(
+                "The %s step of node %s stopped: %s; it is resumed once the "
+                "backend answers",
+                expected_state,
+                uuid,
+                exc,
             )
         except exceptions.InspectorError as exc:
             LOG.error("Introspection of node %s failed: %s", uuid, exc)

@@ -10,6 +10,7 @@ from tooz import coordination
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
+from inspector.outages import OutageLog
 
 LOG = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ class Membership:
         )
         self.rejoins = 0
         self._no_updates = False
+        self._outage = OutageLog(LOG, f"The heartbeat of conductor {host}")
 
     def start(self) -> None:
         """Join the group (creating it when needed) and start heartbeating."""
@@ -107,11 +109,13 @@ class Membership:
             try:
                 wait = self.beat_once()
             except exceptions.ServiceUnavailable as exc:
-                LOG.error("Conductor %s heartbeat failed: %s", self.host, exc)
+                self._outage.failed(exc)
                 wait = MIN_BEAT * 2
             except Exception:  # the heartbeat must never die
                 LOG.exception("Unexpected heartbeat failure of %s", self.host)
                 wait = MIN_BEAT * 2
+            else:
+                self._outage.ok()
 
     def stop(self) -> None:
         """Stop heartbeating and leave the group (best effort)."""

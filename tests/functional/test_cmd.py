@@ -133,10 +133,32 @@ def test_split_refuses_unworkable_settings(
 
 
 def test_split_unreachable_database_is_one_line(tmp_path: pathlib.Path) -> None:
-    result = run(tmp_path, "ironic-inspector-conductor", SPLIT)
-    assert result.returncode == 2, result.stderr
+    """Exit 1, not 2: a backend that is not up yet is worth a restart (the
+    units prevent restarts only for 2, a configuration error). The line
+    reaches the log file too, where a service's operator looks."""
+    log_file = tmp_path / "conductor.log"
+    conf = SPLIT.replace(
+        "[DEFAULT]\n", f"[DEFAULT]\nlog_file = {log_file}\nuse_stderr = False\n"
+    )
+    result = run(tmp_path, "ironic-inspector-conductor", conf)
+    assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "u:p@" not in result.stderr
+    assert "database" in result.stderr.lower()
+    logged = log_file.read_text()
+    assert "CRITICAL" in logged and "Cannot run:" in logged, logged
+    assert "u:p@" not in logged and "Traceback" not in logged
+
+
+def test_fatal_configuration_error_reaches_the_log_file(
+    tmp_path: pathlib.Path,
+) -> None:
+    log_file = tmp_path / "conductor.log"
+    conf = f"[DEFAULT]\nstandalone = True\nlog_file = {log_file}\n"
+    result = run(tmp_path, "ironic-inspector-conductor", conf)
+    assert result.returncode == 2, result.stderr
+    assert "standalone is True" in result.stderr
+    assert "standalone is True" in log_file.read_text()
 
 
 def test_split_conductor_refuses_mdns(tmp_path: pathlib.Path) -> None:
@@ -156,7 +178,7 @@ def test_split_waits_for_the_database_as_configured(tmp_path: pathlib.Path) -> N
     conf = SPLIT.replace("max_retries = 0", "max_retries = 2\nretry_interval = 1")
     started = time.monotonic()
     result = run(tmp_path, "ironic-inspector-conductor", conf)
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 1, result.stderr  # a backend, not the config
     assert time.monotonic() - started >= 2
     logged = result.stdout + result.stderr  # oslo.log's stream
     assert "retry 1 of 2 in 1 s" in logged
