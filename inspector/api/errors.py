@@ -99,8 +99,8 @@ def _recovered(response: flask.Response) -> flask.Response:
 
 def register(app: flask.Flask) -> None:
     app.extensions[OUTAGES] = {
-        "database": OutageLog(LOG, "Requests needing the database"),
-        "backend": OutageLog(LOG, "Requests needing a backend"),
+        "database": OutageLog(LOG, "Answering requests that need the database"),
+        "backend": OutageLog(LOG, "Answering requests that need a backend"),
     }
     app.after_request(_recovered)
     app.register_error_handler(exceptions.InspectorError, _domain_error)

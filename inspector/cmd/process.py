@@ -54,6 +54,11 @@ def setup_logging(conf: cfg.ConfigOpts, product: str) -> None:
     for name in QUIET_AT_START:
         if not any(n == name or n.startswith(f"{name}.") for n in named):
             logging.getLogger(name).setLevel(logging.WARNING)
+    if list(conf.default_log_levels) == DEFAULT_LOG_LEVELS:
+        # the broker driver's "Reconnected" line ends an outage its first
+        # ERROR line began; its reconnection loop in between is held back
+        for name in outages.QUIETED_LOGGERS:
+            logging.getLogger(name).setLevel(logging.INFO)
     outages.quiet_third_party()
     to_stderr = bool(conf.use_stderr) and not (
         conf.log_file or conf.use_syslog or conf.use_journal

@@ -89,7 +89,8 @@ class ConductorClient:
                 )
             except BROKER_ERRORS as exc:
                 cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                LOG.warning(
+                # the caller's outage log says it once, not once per cast
+                LOG.debug(
                     "Could not cast %s: the message broker %s is unreachable: %s",
                     method,
                     self._broker,

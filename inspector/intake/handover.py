@@ -17,9 +17,14 @@ from inspector import exceptions
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
+from inspector.outages import OutageLog
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
+
+OUTAGE = OutageLog(LOG, "Handing steps over to conductors")
+"""One warning when casts start failing, one line when they work again;
+each step left for the sweep is an INFO line naming its node."""
 
 Cast = Callable[[ConductorClient, str, int], str]
 """An RPC client method, e.g. ``ConductorClient.process``: it casts the
@@ -51,7 +56,10 @@ def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
             raise exceptions.ServiceUnavailable(reason="no conductor is available")
         cast(rt.rpc, record.uuid, record.version)
     except exceptions.ServiceUnavailable as exc:
+        OUTAGE.failed(exc)
         _leave_for_sweep(rt, record, exc.message)
+    else:
+        OUTAGE.ok()
 
 
 def _leave_for_sweep(rt: Runtime, record: Introspection, cause: str) -> None:
@@ -62,7 +70,7 @@ def _leave_for_sweep(rt: Runtime, record: Introspection, cause: str) -> None:
         LOG.debug("Could not mark node %s for the sweep: %s", record.uuid, exc)
         released = True
     if released:
-        LOG.warning(
+        LOG.info(
             "The %s step of node %s is stored but no conductor took it now "
             "(%s); the leader conductor resumes it within [coordination]"
             "sweep_interval",

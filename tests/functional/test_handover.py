@@ -3,6 +3,7 @@ reaching a conductor: it waits, stored, for the leader's sweep. A request
 that finds no conductor before recording anything changes nothing."""
 
 import datetime
+import logging
 from typing import Any
 
 import pytest
@@ -11,7 +12,14 @@ from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import introspections
 from inspector.db.models import utcnow
-from tests.functional.conftest import Service, add_node, random_mac, start
+from inspector.intake import handover
+from tests.functional.conftest import (
+    Service,
+    add_node,
+    introspect,
+    random_mac,
+    start,
+)
 
 OUTAGE = "the message broker is unreachable (test)"
 
@@ -34,6 +42,8 @@ def test_ramdisk_data_is_kept_and_processed_by_the_sweep(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="inspector.intake.handover")
+    handover.OUTAGE.ok()  # whatever an earlier test left
     uuid = start(service, node)
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
     with monkeypatch.context() as patch:
@@ -50,8 +60,12 @@ def test_ramdisk_data_is_kept_and_processed_by_the_sweep(
         OUTAGE in r.getMessage() and "stored but no conductor took it" in r.getMessage()
         for r in caplog.records
     )
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "Handing steps over to conductors failed" in warned[0]
     service.conductor._cluster_duties()  # the leader's next sweep
     status = service.wait_for(uuid, *states.FINAL)
+    introspect(service)  # casts work again: one line says so
+    assert any("works again" in r.getMessage() for r in caplog.records)
     assert status["state"] == states.FINISHED, status
     assert service.ironic.nodes[uuid]["properties"]["cpus"] == 80
 

@@ -22,6 +22,7 @@ MOST_LINES = 6
 """Lines at WARNING or above one process may write for one outage."""
 
 LEVEL = re.compile(r" (WARNING|ERROR|CRITICAL) ")
+RECOVERY = re.compile(r" INFO .*(works again|can be read again|Reconnected)")
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +88,11 @@ def test_outage_is_a_few_lines(cluster: SplitCluster, lab: Lab, backend: str) ->
         assert not tracebacks, (name, "\n".join(lines))
         print(f"{backend}, {name}:\n  " + "\n  ".join(x[24:260] for x in loud))
     print(f"{backend} down {OUTAGE:.0f} s: " + "; ".join(report))
+    recovered = []
     for name, path in logs.items():
-        loud = [x for x in _new_lines(path, before[name]) if LEVEL.search(x)]
+        lines = _new_lines(path, before[name])
+        loud = [x for x in lines if LEVEL.search(x)]
         assert len(loud) <= MOST_LINES, (name, loud)
+        recovered += [x for x in lines if RECOVERY.search(x)]
+    print("  recovery: " + "\n  ".join(x[24:200] for x in recovered))
+    assert recovered, f"no process said that {backend} is back"
