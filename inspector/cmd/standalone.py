@@ -36,6 +36,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve(conf, args)
     except exceptions.ConfigError as exc:
         process.die(PROG, str(exc))
+    except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
+        process.die(PROG, str(exc), code=1)
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:

@@ -27,8 +27,8 @@ def test_systemd_units_verify(
     assert analyze, "systemd-analyze is missing (Debian package systemd)"
     text = (ETC / "systemd" / unit).read_text()
     # verify checks that the programs exist: point at this virtualenv's
-    assert "/usr/local/bin/" in text
-    text = text.replace("/usr/local/bin/", f"{BIN}/")
+    assert "/opt/ironic-inspector/bin/" in text  # doc/deploy.md's virtualenv
+    text = text.replace("/opt/ironic-inspector/bin/", f"{BIN}/")
     (tmp_path / installed_as).write_text(text)
     result = subprocess.run(
         [analyze, "verify", str(tmp_path / installed_as)],
@@ -45,6 +45,8 @@ def test_units_stop_gracefully_and_restart() -> None:
         text = (ETC / "systemd" / unit).read_text()
         assert "KillSignal=SIGTERM" in text and "TimeoutStopSec=90" in text
         assert "Restart=on-failure" in text
+        # a configuration error (exit 2) is not restarted forever
+        assert "RestartPreventExitStatus=2" in text.splitlines()
         assert "ExecReload=/bin/kill -HUP $MAINPID" in text
     conductor = (ETC / "systemd" / "ironic-inspector-conductor@.service").read_text()
     for dependency in ("rabbitmq-server.service", "etcd.service", "postgresql.service"):
@@ -95,12 +97,12 @@ def test_unit_with_missing_config_fails_naming_it(
     text = (ETC / "systemd" / unit).read_text()
     (line,) = [x for x in text.splitlines() if x.startswith("ExecStart=")]
     command = line.removeprefix("ExecStart=").replace("%i", "7")
-    command = command.replace("/usr/local/bin/", f"{BIN}/")
+    command = command.replace("/opt/ironic-inspector/bin/", f"{BIN}/")
     command = command.replace("/etc/ironic-inspector", str(tmp_path))
     result = subprocess.run(
         command.split(), capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
-    assert result.returncode != 0
+    assert result.returncode == 2  # a configuration error: never restarted
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert str(tmp_path / "inspector.conf") in lines[0]
