@@ -109,6 +109,14 @@ class DatabaseUnavailable(ServiceUnavailable):
         return str(self.kwargs.get("reason", self.message))
 
 
+class DatabaseRefused(DatabaseUnavailable):
+    """The database server answered, but refused us: wrong credentials, a
+    database that does not exist, no permission. Retrying will not help
+    until the configuration or the server is fixed."""
+
+    template = "The database refused the connection: %(reason)s"
+
+
 class BaremetalError(InspectorError):
     """Ironic refused or failed a request after the client's retries."""
 

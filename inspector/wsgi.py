@@ -118,6 +118,13 @@ def _warn_own_server_options(conf: Any) -> None:
     _warned_own_server = True
 
 
+CANNOT_START = (
+    "The inspector API cannot start; the cause is in the service's log "
+    "(Apache's error log or [DEFAULT]log_file)"
+)
+"""What clients get while the service cannot be built."""
+
+
 def _unavailable(message: str, start_response: Callable[..., Any]) -> Iterable[bytes]:
     body = json.dumps({"error": {"message": message}}).encode()
     start_response(
@@ -171,8 +178,8 @@ def application(
     if service is None:
         try:
             service = _get_service(environ)
-        except Exception as exc:  # answered as 503, retried next time
-            message = f"The inspector API cannot start: {exc}"
-            return _unavailable(message, start_response)
+        except Exception:  # answered as 503, retried next time
+            # the cause (hosts, users, paths) is for the log, not for clients
+            return _unavailable(CANNOT_START, start_response)
     result: Iterable[bytes] = service.app(environ, start_response)
     return result

@@ -98,6 +98,15 @@ class PostgresServer:
         self._launch()
         self._psql("CREATE ROLE inspector LOGIN PASSWORD 'inspector'")
         self._psql(f"CREATE DATABASE {self.database} OWNER inspector")
+        # the service's user logs in with its password, as in a deployment
+        # (a wrong one is refused); the lab's superuser stays trusted
+        hba = self.data_dir / "pg_hba.conf"
+        rules = hba.read_text()
+        hba.write_text(
+            "host all inspector 127.0.0.1/32 scram-sha-256\n"
+            "host all inspector ::1/128 scram-sha-256\n" + rules
+        )
+        self._psql("SELECT pg_reload_conf()")
         LOG.info(
             "PostgreSQL ready on 127.0.0.1:%s in %.1f s",
             self.port,

@@ -41,8 +41,26 @@ def main(argv: list[str] | None = None) -> int:
             print(migration.current(db) or "none (empty database)")
         elif name == "revision":
             migration.revision(db, conf.command.message, conf.command.autogenerate)
+    except exceptions.DatabaseRefused as exc:  # fix the configuration
+        process.die(PROG, str(exc))
+    except exceptions.ServiceUnavailable as exc:  # try again when it is up
+        process.die(PROG, str(exc), code=1)
     except (cfg.Error, exceptions.InspectorError) as exc:
         process.die(PROG, str(exc))
-    except Exception as exc:  # a database driver error, translated here
-        process.die(PROG, f"{type(exc).__name__}: {exc}", code=1)
+    except engine.UNREACHABLE as exc:  # met inside alembic: same words
+        error = engine.unreachable(exc)
+        code = 2 if isinstance(error, exceptions.DatabaseRefused) else 1
+        process.die(PROG, f"{error} ({db_name(conf)})", code=code)
+    except Exception as exc:  # any other driver error: its first line
+        process.die(PROG, f"{type(exc).__name__}: {engine.cause(exc)}", code=1)
     return 0
+
+
+def db_name(conf: cfg.ConfigOpts) -> str:
+    """[database]connection without its password."""
+    from inspector.db import engine
+
+    try:
+        return engine.Database(conf.database.connection).describe()
+    except Exception:
+        return "[database]connection"

@@ -6,6 +6,7 @@ first; 255: the check itself failed.
 """
 
 import importlib.metadata
+import os
 import sys
 import urllib.parse
 
@@ -21,7 +22,9 @@ Result = upgradecheck.Result
 
 
 class Checks(upgradecheck.UpgradeCommands):
-    """The checks; each reads only the configuration and the database."""
+    """The checks: the configuration, and whether each backend this shape
+    uses answers (the database and its schema; in split mode the
+    coordination backend and the message broker), each within seconds."""
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
@@ -37,7 +40,9 @@ class Checks(upgradecheck.UpgradeCommands):
         where = db.describe()
         try:
             have = migration.current(db)
-        except (exceptions.DatabaseUnavailable, migration.SchemaUnreadable) as exc:
+        except exceptions.DatabaseUnavailable as exc:  # unreachable or refused
+            return Result(Code.FAILURE, f"{where}: {exc.message}")
+        except migration.SchemaUnreadable as exc:
             reason = exc.kwargs["reason"]
             return Result(Code.FAILURE, f"Cannot read the schema of {where}: {reason}")
         finally:
@@ -102,11 +107,97 @@ class Checks(upgradecheck.UpgradeCommands):
         scheme = urllib.parse.urlsplit(url).scheme
         return driver_library(scheme)
 
+    def _broker(self) -> Result:
+        """Connects to the message broker (split mode), one host at a time."""
+        if self.conf.standalone:
+            return Result(Code.SUCCESS, "standalone: in-process transport, no broker")
+        return broker_answers(self.conf)
+
+    def _coordination_backend(self) -> Result:
+        """Reads the conductor group (split mode): the backend answers."""
+        if self.conf.standalone:
+            return Result(Code.SUCCESS, "standalone: no coordination backend")
+        from inspector import exceptions
+        from inspector.coordination import backend
+
+        url = backend.describe(self.conf.coordination.backend_url or "")
+        try:
+            coordinator = backend.start_coordinator(
+                self.conf, f"ironic-inspector-status-{os.getpid()}"
+            )
+            try:
+                with backend.translated("list the conductor group"):
+                    try:
+                        members = coordinator.get_members(backend.GROUP_ID).get()
+                    except Exception as exc:
+                        if type(exc).__name__ != "GroupNotCreated":
+                            raise
+                        members = set()
+            finally:
+                coordinator.stop()
+        except exceptions.ServiceUnavailable as exc:
+            return Result(Code.FAILURE, f"{url} does not answer: {exc.message}")
+        except Exception as exc:  # e.g. its driver's library is missing
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            return Result(
+                Code.FAILURE, f"{url} cannot be used: {type(exc).__name__}: {first}"
+            )
+        return Result(
+            Code.SUCCESS, f"{url} answers; {len(members)} conductor(s) in the group"
+        )
+
     _upgrade_checks = (
         ("Configuration", _configuration),
         ("Database schema", _schema),
         ("Split mode backends", _shape),
         ("Coordination driver", _coordination_driver),
+        ("Coordination backend", _coordination_backend),
+        ("Message broker", _broker),
+    )
+
+
+BROKER_TIMEOUT = 3.0
+"""Seconds the broker check waits for each host."""
+
+
+def broker_answers(conf: cfg.ConfigOpts) -> Result:
+    """Whether one host of [DEFAULT]transport_url accepts a connection."""
+    import kombu
+    import oslo_messaging as messaging
+
+    from inspector.conductor.rpcapi import broker_of
+    from inspector.conf import shape
+
+    url = shape.transport_url(conf)
+    if not url:
+        return Result(Code.FAILURE, "[DEFAULT]transport_url is not set")
+    try:
+        parsed = messaging.TransportURL.parse(conf, url)
+    except messaging.InvalidTransportURL as exc:
+        return Result(Code.FAILURE, f"[DEFAULT]transport_url: {exc}")
+    if parsed.transport not in ("rabbit", "amqp"):
+        return Result(Code.WARNING, f"{broker_of(url)}: not checked (only RabbitMQ is)")
+    errors = []
+    for host in parsed.hosts:
+        connection = kombu.Connection(
+            hostname=host.hostname,
+            port=host.port or 5672,
+            userid=host.username or "guest",
+            password=host.password or "guest",
+            virtual_host=parsed.virtual_host or "/",
+            connect_timeout=BROKER_TIMEOUT,
+        )
+        try:
+            connection.connect()
+        except Exception as exc:  # any failure: say it, try the next host
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            errors.append(f"{host.hostname}:{host.port or 5672}: {reason}")
+        else:
+            return Result(Code.SUCCESS, f"{broker_of(url)} answers")
+        finally:
+            connection.release()
+    return Result(
+        Code.FAILURE, f"{broker_of(url)} does not answer: {'; '.join(errors)}"
     )
 
 

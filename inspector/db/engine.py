@@ -6,6 +6,7 @@ reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable
 """
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,9 +31,47 @@ def cause(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
+REFUSALS = (
+    (
+        re.compile(r'password authentication failed for user "?([^"\s]+)', re.I),
+        "wrong credentials for user {0} (password authentication failed); "
+        "check the user and password in [database]connection",
+    ),
+    (
+        re.compile(r"Access denied for user '?([^'@\s]+)", re.I),
+        "wrong credentials for user {0} (access denied); check the user and "
+        "password in [database]connection",
+    ),
+    (
+        re.compile(r'database "?([^"\s]+)"? does not exist', re.I),
+        "database {0} does not exist on the server; create it (doc/deploy.md) "
+        "or fix the name in [database]connection",
+    ),
+    (
+        re.compile(r"Unknown database '?([^'\s]+)", re.I),
+        "database {0} does not exist on the server; create it (doc/deploy.md) "
+        "or fix the name in [database]connection",
+    ),
+    (
+        re.compile(
+            r"permission denied for (?:database|schema|table) \"?([^\"\s]+)", re.I
+        ),
+        "permission denied on {0}; grant the user of [database]connection access to it",
+    ),
+)
+"""Driver messages that mean the server answered but refused us, and what
+to say instead (never the password: the drivers do not print it)."""
+
+
 def unreachable(exc: BaseException) -> exceptions.DatabaseUnavailable:
     """The project's error for one of :data:`UNREACHABLE` (raise it ``from``
-    ``exc``)."""
+    ``exc``): :class:`~inspector.exceptions.DatabaseRefused` when the server
+    answered and refused, else DatabaseUnavailable with the driver's line."""
+    text = str(getattr(exc, "orig", None) or exc)
+    for pattern, message in REFUSALS:
+        found = pattern.search(text)
+        if found:
+            return exceptions.DatabaseRefused(reason=message.format(found.group(1)))
     return exceptions.DatabaseUnavailable(reason=cause(exc))
 
 

@@ -155,6 +155,10 @@ def ensure_schema(db: Database) -> None:
         return
     try:
         have = current(db)
+    except exceptions.DatabaseRefused as exc:
+        raise exceptions.ConfigError(
+            f"The database {db.describe()} refused the connection: {exc.reason}"
+        ) from exc
     except exceptions.DatabaseUnavailable as exc:
         raise exceptions.ServiceUnavailable(
             reason=f"cannot reach the database {db.describe()} "

@@ -96,7 +96,8 @@ def test_unreachable_database_is_a_failure_naming_it(tmp_path: pathlib.Path) -> 
     assert result.returncode == 2
     details = _details(result)
     assert details["Database schema"].startswith(
-        "Cannot read the schema of postgresql+psycopg2://inspector:***@"
+        "postgresql+psycopg2://inspector:***@127.0.0.1:1/inspector: The database "
+        "is unreachable: "
     )
     assert "secret" not in result.stdout
     assert "file://" in details["Split mode backends"]  # a warning

@@ -40,20 +40,46 @@ def _call(environ: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
     ],
 )
 def test_start_failure_is_503_and_retried(
-    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, conf: str, fragment: str
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    conf: str,
+    fragment: str,
 ) -> None:
     path = tmp_path / "inspector.conf"
     path.write_text(conf)
     monkeypatch.delenv(wsgi.CONFIG_ENV, raising=False)
     monkeypatch.setattr(wsgi, "_service", None)
+    monkeypatch.setattr(wsgi, "_last_error", None)
     # Apache passes SetEnv values in the request environment
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", wsgi.CONFIG_ENV: str(path)}
     for _ in range(2):  # nothing is cached after a failed start
         status, headers, body = _call(environ)
         assert status.startswith("503")
         assert headers["Retry-After"] == "5"
-        assert fragment in json.loads(body)["error"]["message"]
+        # clients (unauthenticated) get no detail: it is in the log
+        message = json.loads(body)["error"]["message"]
+        assert message == wsgi.CANNOT_START
+        assert fragment not in message
     assert wsgi._service is None
+    assert fragment in (wsgi._last_error or "")  # what the log line said
+
+
+def test_start_failure_never_shows_the_database_to_clients(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "inspector.conf"
+    path.write_text(
+        "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://u:p@127.0.0.1:1/\n"
+        "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n"
+        "[database]\nconnection = postgresql+psycopg2://dbuser:secret@"
+        "db.example.org:1/inspectordb\nmax_retries = 0\n"
+    )
+    monkeypatch.setattr(wsgi, "_service", None)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", wsgi.CONFIG_ENV: str(path)}
+    status, _headers, body = _call(environ)
+    assert status.startswith("503")
+    for detail in ("dbuser", "secret", "db.example.org", "inspectordb"):
+        assert detail not in body.decode()
 
 
 def test_missing_config_file_is_named_once_at_preload(
@@ -70,7 +96,7 @@ def test_missing_config_file_is_named_once_at_preload(
         status, _headers, body = _call({"REQUEST_METHOD": "GET", "PATH_INFO": "/"})
         _call({"REQUEST_METHOD": "GET", "PATH_INFO": "/"})
     assert status.startswith("503")
-    assert str(missing) in json.loads(body)["error"]["message"]
+    assert str(missing) not in json.loads(body)["error"]["message"]
     lines = [r.getMessage() for r in caplog.records if r.name == wsgi.__name__]
     assert len(lines) == 1, lines  # the same cause is not logged per request
     assert str(missing) in lines[0] and "\n" not in lines[0]

@@ -304,3 +304,40 @@ def test_outage_answers_503_fast_and_recovers(
     assert client.get("/healthcheck").status_code == 200
     for each in (known, again, uuid):
         client.post(f"/v1/introspection/{each}/abort")
+
+
+def test_status_check_reaches_every_backend(running: SplitCluster) -> None:
+    """ironic-inspector-status connects to each backend: all green while
+    they answer, and the one that is down named when it is not."""
+    import json
+    import subprocess
+    import sys
+
+    assert running.api is not None
+    command = [
+        f"{sys.prefix}/bin/ironic-inspector-status",
+        "--config-file",
+        str(running.api.config_file),
+        "upgrade",
+        "check",
+        "--json",
+    ]
+
+    def check() -> tuple[int, dict[str, Any]]:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+        return done.returncode, checks
+
+    code, checks = check()
+    assert code == 0, checks
+    assert "answers" in checks["Message broker"]["details"]
+    assert "conductor(s) in the group" in checks["Coordination backend"]["details"]
+    running.etcd.stop()
+    try:
+        code, checks = check()
+    finally:
+        running.etcd.start()
+    assert code == 2, checks
+    assert checks["Coordination backend"]["result"] == 2
+    assert "does not answer" in checks["Coordination backend"]["details"]
+    assert checks["Message broker"]["result"] == 0

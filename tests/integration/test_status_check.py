@@ -48,7 +48,16 @@ def test_schema_behind_and_current(
         _command(*dbsync, "upgrade"), check=True, capture_output=True, timeout=120
     )
     current = subprocess.run(check, capture_output=True, text=True, timeout=120)
-    assert current.returncode == 0, current.stdout + current.stderr
+    details = {c["check"]: c for c in json.loads(current.stdout)["checks"]}
+    assert details["Database schema"]["result"] == 0, details
+    # nothing listens where this configuration points: each backend says so
+    for name, url in (
+        ("Coordination backend", "etcd3+http://127.0.0.1:2379"),
+        ("Message broker", "rabbit://127.0.0.1:5672/"),
+    ):
+        assert details[name]["result"] == 2, details[name]
+        assert details[name]["details"].startswith(f"{url} does not answer"), details
+    assert current.returncode == 2, current.stdout + current.stderr
 
 
 def test_shared_database_keeps_foreign_tables(

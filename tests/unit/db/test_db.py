@@ -1,6 +1,7 @@
 from typing import Any
 
 import pytest
+from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions, states
 from inspector.db import engine, introspections, migration, stored_data
@@ -136,3 +137,41 @@ def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
         )
     assert migration.current(shared) == migration.head()
     shared.dispose()
+
+
+@pytest.mark.parametrize(
+    "driver_message,expected",
+    [
+        (
+            'connection to server at "db", port 5432 failed: FATAL:  password '
+            'authentication failed for user "inspector"',
+            "wrong credentials for user inspector (password authentication failed)",
+        ),
+        (
+            'connection to server at "db", port 5432 failed: FATAL:  database '
+            '"inspectr" does not exist',
+            "database inspectr does not exist on the server",
+        ),
+        (
+            "(1045, \"Access denied for user 'inspector'@'10.0.0.2' (using "
+            'password: YES)")',
+            "wrong credentials for user inspector (access denied)",
+        ),
+    ],
+)
+def test_refusals_are_told_apart_from_outages(
+    driver_message: str, expected: str
+) -> None:
+    error = engine.unreachable(sa_exc.OperationalError("SELECT 1", {}, driver_message))
+    assert isinstance(error, exceptions.DatabaseRefused)
+    assert error.message.startswith("The database refused the connection: ")
+    assert expected in error.message
+    assert "unreachable" not in error.message
+
+
+def test_an_outage_stays_an_outage() -> None:
+    error = engine.unreachable(
+        sa_exc.OperationalError("SELECT 1", {}, "Connection refused\nIs it running?")
+    )
+    assert type(error) is exceptions.DatabaseUnavailable
+    assert error.message == "The database is unreachable: Connection refused"
