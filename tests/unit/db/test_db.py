@@ -162,7 +162,9 @@ def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
 def test_refusals_are_told_apart_from_outages(
     driver_message: str, expected: str
 ) -> None:
-    error = engine.unreachable(sa_exc.OperationalError("SELECT 1", {}, driver_message))
+    error = engine.unreachable(
+        sa_exc.OperationalError("SELECT 1", {}, Exception(driver_message))
+    )
     assert isinstance(error, exceptions.DatabaseRefused)
     assert error.message.startswith("The database refused the connection: ")
     assert expected in error.message
@@ -171,7 +173,9 @@ def test_refusals_are_told_apart_from_outages(
 
 def test_an_outage_stays_an_outage() -> None:
     error = engine.unreachable(
-        sa_exc.OperationalError("SELECT 1", {}, "Connection refused\nIs it running?")
+        sa_exc.OperationalError(
+            "SELECT 1", {}, Exception("Connection refused\nIs it running?")
+        )
     )
     assert type(error) is exceptions.DatabaseUnavailable
     assert error.message == "The database is unreachable: Connection refused"
