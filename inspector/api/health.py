@@ -112,7 +112,7 @@ class CoordinationCheck(_Check):
         where = _redacted(conf.coordination.backend_url)
         group = self.runtime.conductors
         if group is not None:  # read now, not the router's (stale-tolerant) view
-            views = group.conductors()
+            views = group.conductors(with_work=False)  # no database needed
             alive = [v["hostname"] for v in views if v["alive"]]
             enabled = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
             if alive and not enabled:

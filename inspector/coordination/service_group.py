@@ -98,12 +98,14 @@ class ServiceGroup:
             "introspections": owned,
         }
 
-    def _all(self) -> dict[str, dict[str, Any]]:
+    def _all(self, with_work: bool = True) -> dict[str, dict[str, Any]]:
         members = self._members()
         with translated("read conductor states"):
             known = set(members) | set(self._store.hosts())
             states_ = {host: self._store.get(host) for host in known}
-        owned = introspections.owners(self._db)
+        # the work each owns is in the database: a view without it needs
+        # only the coordination backend (the health check's)
+        owned = introspections.owners(self._db) if with_work else {}
         views = {}
         for host in sorted(known):
             views[host] = self._view(
@@ -111,9 +113,10 @@ class ServiceGroup:
             )
         return views
 
-    def conductors(self) -> list[dict[str, Any]]:
-        """Every conductor that is alive or has a state set, by name."""
-        return list(self._all().values())
+    def conductors(self, with_work: bool = True) -> list[dict[str, Any]]:
+        """Every conductor that is alive or has a state set, by name;
+        ``with_work`` False leaves the database out (introspections 0)."""
+        return list(self._all(with_work).values())
 
     def get(self, host: str) -> dict[str, Any]:
         found = self._all().get(host)
