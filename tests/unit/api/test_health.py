@@ -95,7 +95,7 @@ def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
         {"hostname": "c-1", "alive": True, "enabled": False},
         {"hostname": "c-2", "alive": False, "enabled": True},
     ]
-    group = types.SimpleNamespace(conductors=lambda: views)
+    group = types.SimpleNamespace(conductors=lambda with_work=True: views)
     _with_runtime(conf, conductors=group)
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert not result.available
