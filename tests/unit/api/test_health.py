@@ -104,7 +104,7 @@ def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert result.available and "1 conductor(s) alive: c-1" in (result.details or "")
 
-    def away() -> list[Any]:
+    def away(with_work: bool = True) -> list[Any]:
         raise exceptions.ServiceUnavailable(reason="etcd is away")
 
     group.conductors = away
