@@ -1,6 +1,7 @@
 """ironic-inspector-manage: operator commands that need no API.
 
-``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST``
+``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST |
+forget HOST``
 read and change the same service-group view the API serves and routes by
 (the coordination backend in split mode, the database in standalone mode).
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
@@ -41,6 +42,10 @@ def _add_commands(subparsers: Any) -> None:
     disable.add_argument("--reason", default=None)
     enable = actions.add_parser("enable", help="new work for HOST again")
     enable.add_argument("conductor", metavar="HOST")
+    forget = actions.add_parser(
+        "forget", help="remove a stopped conductor (gone for good) from the list"
+    )
+    forget.add_argument("conductor", metavar="HOST")
     rules = subparsers.add_parser("rules", help="introspection rules as JSON")
     rule_actions = rules.add_subparsers(dest="action", required=True)
     rule_actions.add_parser("export", help="print every rule (JSON list)")
@@ -182,6 +187,9 @@ def run(conf: cfg.ConfigOpts) -> int:
         else:
             for key, value in view.items():
                 print(f"{key:16} {'' if value is None else value}")
+    elif action == "forget":
+        group.forget(conf.command.conductor)
+        print(f"Conductor {conf.command.conductor} forgotten")
     else:
         enabled = action == "enable"
         reason = None if enabled else conf.command.reason
@@ -208,5 +216,6 @@ def main(argv: list[str] | None = None) -> int:
         return run(conf)
     except (cfg.Error, exceptions.InspectorError) as exc:
         message = str(exc)
-        code = 1 if isinstance(exc, exceptions.NotFound) else 2
+        refused = (exceptions.NotFound, exceptions.Conflict)
+        code = 1 if isinstance(exc, refused + (exceptions.ServiceUnavailable,)) else 2
         process.die(PROG, message, code=code)

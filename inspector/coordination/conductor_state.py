@@ -29,6 +29,9 @@ class StateStore(Protocol):
 
     def hosts(self) -> list[str]: ...
 
+    def delete(self, host: str) -> None:
+        """Forget ``host``'s document (nothing if there is none)."""
+
 
 def _key(host: str) -> str:
     return KEY_PREFIX + urllib.parse.quote(host, safe="")
@@ -58,6 +61,9 @@ class Etcd3gwStore:
     def put(self, host: str, state: dict[str, Any]) -> None:
         self._client.put(_key(host), json.dumps(state))
 
+    def delete(self, host: str) -> None:
+        self._client.delete(_key(host))
+
     def hosts(self) -> list[str]:
         found = self._client.get_prefix(KEY_PREFIX)
         return sorted(
@@ -77,6 +83,9 @@ class RedisStore:
 
     def put(self, host: str, state: dict[str, Any]) -> None:
         self._client.set(_key(host), json.dumps(state))
+
+    def delete(self, host: str) -> None:
+        self._client.delete(_key(host))
 
     def hosts(self) -> list[str]:
         keys = self._client.keys(KEY_PREFIX + "*")
@@ -113,6 +122,17 @@ class MemcachedStore:
         raw = self._client.get(self.INDEX)
         return sorted(json.loads(raw)) if raw else []
 
+    def delete(self, host: str) -> None:
+        self._client.delete(_key(host), noreply=False)
+        for _attempt in range(10):
+            raw, token = self._client.gets(self.INDEX)
+            hosts = json.loads(raw) if raw else []
+            if host not in hosts:
+                return
+            value = json.dumps(sorted(h for h in hosts if h != host))
+            if self._client.cas(self.INDEX, value, token, expire=0, noreply=False):
+                return
+
 
 class FileStore:
     """tooz's file driver: one file per conductor beside its group files."""
@@ -132,6 +152,9 @@ class FileStore:
         scratch = target.with_suffix(".tmp")
         scratch.write_text(json.dumps(state))
         scratch.replace(target)
+
+    def delete(self, host: str) -> None:
+        (self._dir / _key(host)).unlink(missing_ok=True)
 
     def hosts(self) -> list[str]:
         if not self._dir.is_dir():
@@ -158,6 +181,11 @@ class DatabaseStore:
         from inspector.db import conductor_states
 
         conductor_states.put(self._db, host, json.dumps(state))
+
+    def delete(self, host: str) -> None:
+        from inspector.db import conductor_states
+
+        conductor_states.delete(self._db, host)
 
     def hosts(self) -> list[str]:
         from inspector.db import conductor_states

@@ -161,6 +161,33 @@ class ServiceGroup:
         )
         return self.get(host), warning
 
+    def forget(self, host: str) -> None:
+        """Remove a conductor that is gone for good (its host retired or
+        renamed) from the listing.
+
+        :raises ConductorNotFound: nothing is known of ``host``.
+        :raises Conflict: ``host`` is alive, or still owns steps that the
+            leader has not taken over yet.
+        """
+        views = self._all()
+        view = views.get(host)
+        if view is None:
+            raise ConductorNotFound(host=host)
+        if view["alive"]:
+            raise exceptions.Conflict(
+                f"Conductor {host} is alive (a member of the group): stop it "
+                "first; a running conductor cannot be forgotten"
+            )
+        if view["introspections"]:
+            raise exceptions.Conflict(
+                f"Conductor {host} still owns {view['introspections']} "
+                "introspection step(s) the leader has not taken over yet; "
+                "try again in a minute"
+            )
+        with translated("forget the conductor state"):
+            self._store.delete(host)
+        LOG.info("Conductor %s forgotten", host)
+
     def routable(self) -> list[str]:
         """Alive and enabled: where new work may go."""
         members = self._members()

@@ -36,3 +36,11 @@ def hosts(db: Database) -> list[str]:
     """Every host with a stored document, by name."""
     with db.session() as session:
         return sorted(session.scalars(sa.select(models.ConductorState.host)))
+
+
+def delete(db: Database, host: str) -> None:
+    """Forget ``host``'s document."""
+    with db.session() as session:
+        session.execute(
+            sa.delete(models.ConductorState).where(models.ConductorState.host == host)
+        )

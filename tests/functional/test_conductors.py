@@ -15,7 +15,7 @@ V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
 
 def _host(service: Service) -> str:
     assert service.rt.conductors is not None
-    (view,) = service.rt.conductors.conductors()
+    (view,) = [v for v in service.rt.conductors.conductors() if v["alive"]]
     return str(view["hostname"])
 
 
@@ -93,3 +93,30 @@ def test_bad_requests(service: Service, tmp_path: pathlib.Path) -> None:
     result = _cli(service, tmp_path, "show", "ghost")
     assert result.returncode == 1 and "Conductor ghost was not found" in result.stderr
     assert _http(service)[0]["enabled"] is True  # nothing changed
+
+
+def test_forget_a_conductor_gone_for_good(
+    service: Service, tmp_path: pathlib.Path
+) -> None:
+    """A conductor once disabled keeps a state document after it stopped,
+    so it stays listed as dead; ``conductor forget`` removes it, and only
+    it: a live one is refused, an unknown one is named."""
+    from inspector.coordination.conductor_state import DatabaseStore
+
+    host = _host(service)
+    store = DatabaseStore(service.rt.db)
+    store.put("retired-7", {"enabled": False})
+    try:
+        listed = {c["hostname"]: c["alive"] for c in _from_cli(service, tmp_path)}
+        assert listed == {host: True, "retired-7": False}
+        live = _cli(service, tmp_path, "forget", host)
+        assert live.returncode == 1
+        assert "is alive" in live.stderr and "cannot be forgotten" in live.stderr
+        unknown = _cli(service, tmp_path, "forget", "nobody-9")
+        assert unknown.returncode == 1 and "nobody-9" in unknown.stderr
+        done = _cli(service, tmp_path, "forget", "retired-7")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "Conductor retired-7 forgotten"
+        assert [c["hostname"] for c in _http(service)] == [host]
+    finally:
+        store.delete("retired-7")
