@@ -1,6 +1,7 @@
 """Registers every option group on a ConfigOpts and lists them for tools."""
 
 import logging
+import re
 from collections.abc import Callable
 
 from oslo_config import cfg
@@ -69,6 +70,16 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     return result
 
 
+_LOCATION = re.compile(r"from LocationInfo\(location=<[^>]*>, detail='([^']*)'\)")
+
+
+def readable(exc: Exception) -> str:
+    """oslo.config's message with the file it names instead of the repr of
+    its ``LocationInfo`` ("Value for option x from LocationInfo(...) is not
+    valid" becomes "Value for option x in /etc/... is not valid")."""
+    return _LOCATION.sub(lambda m: f"in {m.group(1)}", str(exc))
+
+
 def validate(conf: cfg.ConfigOpts) -> None:
     """:func:`judge` the configuration and log its warnings once."""
     for message in judge(conf):
@@ -94,7 +105,7 @@ def judge(conf: cfg.ConfigOpts) -> list[str]:
             except (cfg.ConfigFileValueError, ValueError) as exc:
                 where = f"[{group_name or 'DEFAULT'}]{opt.name}"
                 raise exceptions.ConfigError(
-                    f"Invalid configuration: {where}: {exc}"
+                    f"Invalid configuration: {where}: {readable(exc)}"
                 ) from exc
     refused = processing.refusals(conf)
     if refused:

@@ -9,6 +9,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+from inspector.cmd import process
+
 # The child starts a worker thread, then waits in wait_for_stop; the worker
 # sends itself the signals named on the command line, as the kernel does
 # when it picks a thread other than the main one for a process signal.
@@ -70,3 +74,20 @@ def test_sighup_reloads_then_keeps_waiting(tmp_path: pathlib.Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "SIGTERM"
     assert "Configuration reloaded" in result.stderr
+
+
+def test_rejected_reload_names_the_file_not_a_repr(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from oslo_config import cfg
+
+    path = tmp_path / "inspector.conf"
+    path.write_text("[DEFAULT]\nauth_strategy = noauth\n[pxe_filter]\ndriver = noop\n")
+    argv = ["--config-file", str(path)]
+    conf = process.parse_config(argv, cfg.ConfigOpts())
+    path.write_text(path.read_text() + "[DEFAULT]\ntimeout = notanumber\n")
+    with caplog.at_level("ERROR"):
+        assert process.reload_config(conf, argv) is False
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert "LocationInfo" not in line
+    assert f"[DEFAULT]timeout: Value for option timeout in {path} is not valid" in line
