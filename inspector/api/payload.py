@@ -16,11 +16,22 @@ import jsonschema
 from inspector import exceptions
 
 _STRING_OR_NULL = {"type": ["string", "null"]}
+_OCTET = "[0-9A-Fa-f]{2}"
+_MAC = {
+    "type": ["string", "null"],
+    # Ethernet (6 octets, ':' or '-') or InfiniBand (20 octets); '' = none
+    "pattern": f"^$|^{_OCTET}([:-]{_OCTET}){{5}}$|^{_OCTET}(:{_OCTET}){{19}}$",
+}
+_BOOT_INTERFACE = {
+    "type": ["string", "null"],
+    # the PXE form ironic-python-agent sends (01-aa-bb-...), or a plain MAC
+    "pattern": f"^$|^(01-)?{_OCTET}([:-]{_OCTET}){{5}}$",
+}
 _INTERFACE = {
     "type": "object",
     "properties": {
         "name": {"type": "string", "maxLength": 255},
-        "mac_address": _STRING_OR_NULL,
+        "mac_address": _MAC,
         "ipv4_address": _STRING_OR_NULL,
         "ipv6_address": _STRING_OR_NULL,
         "lldp": {"type": ["array", "null"], "maxItems": 512},
@@ -30,7 +41,7 @@ SCHEMA = {
     "type": "object",
     "properties": {
         "error": _STRING_OR_NULL,
-        "boot_interface": _STRING_OR_NULL,
+        "boot_interface": _BOOT_INTERFACE,
         "inventory": {
             "type": "object",
             "properties": {
@@ -67,9 +78,10 @@ def validate(data: dict[str, Any]) -> None:
     error = next(iter(sorted(_VALIDATOR.iter_errors(data), key=lambda e: e.path)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(the body)"
-        raise exceptions.InvalidInput(
-            f"Invalid ramdisk data at {where}: {error.message[:200]}"
-        )
+        message = error.message[:200]
+        if error.validator == "pattern":  # a MAC: say so, not the regex
+            message = f"{str(error.instance)[:64]!r} is not a MAC address"
+        raise exceptions.InvalidInput(f"Invalid ramdisk data at {where}: {message}")
 
 
 def redact(value: Any) -> Any:

@@ -72,6 +72,24 @@ def _settled(service: Service) -> dict[str, Any]:
             json.dumps({"error": ["not", "text"]}).encode(),
             "Invalid ramdisk data at error",
         ),
+        (
+            json.dumps(
+                {
+                    "inventory": {
+                        "interfaces": [
+                            {"mac_address": "52:54:00:12:34:56"},
+                            {"mac_address": "52:54:00:zz:34:56"},
+                        ]
+                    }
+                }
+            ).encode(),
+            "at inventory/interfaces/1/mac_address: '52:54:00:zz:34:56' is not a "
+            "MAC address",
+        ),
+        (
+            json.dumps({"boot_interface": "01-52-54-00-12-34-5g"}).encode(),
+            "at boot_interface: '01-52-54-00-12-34-5g' is not a MAC address",
+        ),
     ],
 )
 def test_bad_ramdisk_bodies(service: Service, body: bytes, fragment: str) -> None:
@@ -193,3 +211,25 @@ def test_secret_options_never_logged(tmp_path: pathlib.Path) -> None:
         assert result.returncode != 0
         for secret in ("TRANSPORTPW", "DBPW", "ETCDPW"):
             assert secret not in output, (script, output[-2000:])
+
+
+@pytest.mark.parametrize(
+    "mac",
+    [
+        "52:54:00:12:34:56",
+        "52-54-00-AB-cd-EF",
+        "",
+        None,
+        # InfiniBand: 20 octets, as ironic-python-agent reports IPoIB ports
+        ":".join(["a0"] * 20),
+    ],
+)
+def test_macs_a_ramdisk_sends_are_accepted(mac: str | None) -> None:
+    from inspector.api import payload
+
+    payload.validate(
+        {
+            "boot_interface": "01-52-54-00-12-34-56",
+            "inventory": {"interfaces": [{"mac_address": mac}]},
+        }
+    )
