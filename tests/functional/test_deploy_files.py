@@ -106,3 +106,4 @@ def test_unit_with_missing_config_fails_naming_it(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert str(tmp_path / "inspector.conf") in lines[0]
+    assert "Failed to find some config files" in lines[0]

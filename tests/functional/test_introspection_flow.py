@@ -146,7 +146,9 @@ def test_abort_locked(service: Service, node: dict[str, Any]) -> None:
     try:
         resp = service.client.post(f"/v1/introspection/{uuid}/abort")
         assert resp.status_code == 409
-        assert "locked" in resp.get_json()["error"]["message"]
+        assert resp.get_json()["error"]["message"] == (
+            f"Node {uuid} is locked by another operation, please retry later"
+        )
     finally:
         lock.release()
 

@@ -131,3 +131,56 @@ def test_own_step_without_a_worker_is_resumed(
     service.conductor._cluster_duties()
     service.wait_for(uuid, states.WAITING)
     assert ("set_boot_device", uuid) in service.ironic.calls
+
+
+def test_lost_enrolling_step_cannot_be_resumed(
+    service: Service, node: dict[str, Any]
+) -> None:
+    """An enrolling step's data was never stored: the leader ends it,
+    saying to start again."""
+    uuid = node["uuid"]
+    introspections.enroll(service.rt.db, uuid, claim_within=-1)
+    service.conductor._cluster_duties()
+    status = service.wait_for(uuid, states.ERROR)
+    assert status["error"].startswith("Introspection lost: no conductor picked up")
+    assert status["error"].endswith("; it cannot be resumed, start it again")
+
+
+def test_boot_device_failure_ends_the_start(
+    service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector import exceptions
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise exceptions.BaremetalError("Ironic answered 400: no PXE on this node")
+
+    monkeypatch.setattr(service.ironic, "set_boot_device", refuse)
+    uuid = node["uuid"]
+    assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+    status = service.wait_for(uuid, states.ERROR)
+    assert status["error"].startswith("Failed to set boot device to PXE: ")
+
+
+def test_lock_held_by_other_work_ends_the_step(
+    service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspector.conductor import work
+
+    monkeypatch.setattr(work, "LOCK_TIMEOUT", 0.3)
+    uuid = node["uuid"]
+    record = introspections.start(service.rt.db, uuid, True, {"bmc_address": ["x"]})
+    lock = service.rt.locks.get_lock(uuid)
+    assert lock.acquire()
+    try:
+        manager = service.conductor.manager
+        queued = manager.queue.submit(
+            uuid, record.version, states.STARTING, manager.steps[states.STARTING]
+        )
+        assert queued is not None
+        queued.result()
+    finally:
+        lock.release()
+    status = service.wait_for(uuid, states.ERROR)
+    assert status["error"] == (
+        f"Could not lock node {uuid} within 0 s: other work on it did not finish"
+    )

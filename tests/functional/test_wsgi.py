@@ -59,9 +59,14 @@ def test_start_failure_is_503_and_retried(
         # clients (unauthenticated) get no detail: it is in the log
         message = json.loads(body)["error"]["message"]
         assert message == wsgi.CANNOT_START
+        assert message.startswith(
+            "The inspector API cannot start; the cause is in the service's log"
+        )
         assert fragment not in message
     assert wsgi._service is None
-    assert fragment in (wsgi._last_error or "")  # what the log line said
+    # what the log line said
+    assert (wsgi._last_error or "").startswith("The inspector API cannot start")
+    assert fragment in (wsgi._last_error or "")
 
 
 def test_start_failure_never_shows_the_database_to_clients(

@@ -1,5 +1,6 @@
 """The coordination layer on tooz's file backend (a real driver, no server)."""
 
+import logging
 import pathlib
 import time
 from collections.abc import Iterator
@@ -309,3 +310,32 @@ def test_failed_release_is_retried_then_lease_left_to_expire(
     monkeypatch.setattr(tooz_locks.time, "sleep", lambda _s: real_sleep(0.01))
     tooz_locks._retry_release(coordinator, lock, "ironic_inspector.u1")
     assert lock not in coordinator._acquired_locks
+
+
+def test_api_routes_by_its_last_view_while_the_backend_is_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One line when the backend goes, one when it is back; the old view
+    is used in between (the API's router only)."""
+    down = {"now": False}
+
+    class Group:
+        def get_members(self, _group: bytes) -> Any:
+            if down["now"]:
+                raise coordination.ToozConnectionError("etcd is away")
+            return mock.Mock(get=lambda: {b"c-1"})
+
+    members = GroupMembers(Group(), ttl=0, stale_ok=True)
+    caplog.set_level(logging.INFO, logger="inspector.coordination.members")
+    assert members.hosts() == ["c-1"]
+    down["now"] = True
+    assert members.hosts() == ["c-1"] and members.hosts() == ["c-1"]
+    down["now"] = False
+    assert members.hosts() == ["c-1"]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(
+        "Routing by the last known conductors (c-1) while the coordination "
+        "backend is away"
+    )
+    assert lines[1].startswith("Coordination backend back after")

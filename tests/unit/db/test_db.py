@@ -179,3 +179,31 @@ def test_an_outage_stays_an_outage() -> None:
     )
     assert type(error) is exceptions.DatabaseUnavailable
     assert error.message == "The database is unreachable: Connection refused"
+
+
+def test_wrong_credentials_message() -> None:
+    error = engine.unreachable(
+        sa_exc.OperationalError(
+            "SELECT 1",
+            {},
+            Exception('FATAL:  password authentication failed for user "inspector"'),
+        )
+    )
+    assert error.message == (
+        "The database refused the connection: wrong credentials for user "
+        "inspector (password authentication failed); check the user and "
+        "password in [database]connection"
+    )
+
+
+def test_missing_driver_library_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_driver(*_args: Any, **_kwargs: Any) -> None:
+        raise ImportError("No module named 'psycopg'", name="psycopg")
+
+    monkeypatch.setattr(engine.sa, "create_engine", no_driver)
+    with pytest.raises(exceptions.ConfigError) as caught:
+        engine.Database("postgresql://u@db/inspector")
+    assert (
+        "[database]connection postgresql:// needs the Python library psycopg"
+        in caught.value.message
+    )

@@ -265,6 +265,8 @@ def test_bad_logs_are_reported_and_dropped(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert says in warnings[0] and UUID in warnings[0]
+    if says == "not valid base64":
+        assert warnings[0].startswith(f"The ramdisk's logs of node {UUID} are not")
 
 
 def test_base64_with_line_breaks_is_accepted(
