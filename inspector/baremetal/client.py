@@ -110,9 +110,26 @@ class BaremetalClient:
         return connection.Connection(session=session, **kwargs)
 
     def _call(self, what: str, target: str, func: Callable[[Any], T]) -> T:
-        """Run ``func(proxy)`` with retries; translate every failure."""
-        with metrics.IronicCallTimer(what):
-            return self._call_with_retries(what, target, func)
+        """Run ``func(proxy)`` with retries; translate every failure.
+
+        At DEBUG, one line per call: what, for which node, how it ended and
+        how long it took (``debug = True`` follows a node through Ironic).
+        """
+        started = time.monotonic()
+        outcome = "failed"
+        try:
+            with metrics.IronicCallTimer(what):
+                result = self._call_with_retries(what, target, func)
+            outcome = "ok"
+            return result
+        finally:
+            LOG.debug(
+                "Ironic %s for %s: %s in %.0f ms",
+                what,
+                target,
+                outcome,
+                (time.monotonic() - started) * 1000,
+            )
 
     def _call_with_retries(self, what: str, target: str, func: Callable[[Any], T]) -> T:
         from keystoneauth1 import exceptions as ks_exc

@@ -177,9 +177,15 @@ class WorkQueue:
                 f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
             )
             return
-        LOG.debug("Node %s locked for %s", uuid, expected_state)
+        LOG.debug(
+            "Node %s locked for %s after %.0f ms",
+            uuid,
+            expected_state,
+            (time.monotonic() - waited) * 1000,
+        )
         try:
             step(record)
+            LOG.debug("The %s step of node %s ended", expected_state, uuid)
         except exceptions.StaleState:
             LOG.warning(
                 "Node %s changed while %s; dropping this work", uuid, expected_state

@@ -1,6 +1,7 @@
 """Loads the configured processing hooks and runs them in order."""
 
 import logging
+import time
 from typing import Any
 
 import stevedore
@@ -77,17 +78,26 @@ def _load_failed(_manager: Any, entry_point: Any, exc: BaseException) -> None:
 
 
 def _run(hook: ProcessingHook, stage: str, uuid: str | None, call: object) -> None:
+    name = getattr(hook, "name", type(hook).__name__)
+    started = time.monotonic()
     try:
         call()  # type: ignore[operator]
-    except exceptions.InspectorError:
+    except exceptions.InspectorError as exc:
+        LOG.debug("Hook %s %s for node %s refused: %s", name, stage, uuid, exc)
         raise
     except Exception as exc:
-        name = getattr(hook, "name", type(hook).__name__)
         LOG.exception("Hook %s failed in %s for node %s", name, stage, uuid)
         raise exceptions.ProcessingError(
             f"Unexpected exception {type(exc).__name__} during processing hook "
             f"{name}: {exc}"
         ) from exc
+    LOG.debug(
+        "Hook %s %s for node %s done in %.1f ms",
+        name,
+        stage,
+        uuid,
+        (time.monotonic() - started) * 1000,
+    )
 
 
 def run_before_processing(

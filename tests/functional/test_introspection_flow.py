@@ -1,5 +1,6 @@
 """Start -> ramdisk -> processing -> finished, and the ways it can go wrong."""
 
+import logging
 import threading
 import time
 from typing import Any
@@ -373,3 +374,24 @@ def test_unknown_node(service: Service) -> None:
     resp = service.client.post("/v1/introspection/7b7b7b7b-0000-4000-8000-000000000000")
     assert resp.status_code == 404
     assert "not found in Ironic" in resp.get_json()["error"]["message"]
+
+
+def test_debug_follows_a_node(
+    service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With debug on, an operator can follow one node: the casts, the lock
+    and every hook, each line naming the node (the Ironic client's line per
+    call: tests/unit/baremetal)."""
+    with caplog.at_level(logging.DEBUG, logger="inspector"):
+        status = introspect(service)
+    uuid = status["uuid"]
+    lines = [r.getMessage() for r in caplog.records if uuid in r.getMessage()]
+    for expected in (
+        "Cast for the starting step of node",
+        f"Node {uuid} locked for processing after",
+        "Hook scheduler before_update for node",
+        f"The processing step of node {uuid} ended",
+    ):
+        assert any(expected in line for line in lines), (expected, lines)
+    # the service's fake Ironic records the same calls the lines name
+    assert ("set_boot_device", uuid) in service.ironic.calls

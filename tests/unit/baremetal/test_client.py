@@ -180,3 +180,19 @@ def test_removing_a_trait_of_a_missing_node_is_not_found() -> None:
     gone = http_error(sdk_exc.NotFoundException, 404, "Node u1 could not be found.")
     with pytest.raises(exceptions.NotFound, match="could not be found"):
         make_client(TraitProxy(gone)).remove_trait("u1", "CUSTOM_X")
+
+
+def test_each_call_is_one_debug_line(caplog: pytest.LogCaptureFixture) -> None:
+    proxy = FakeProxy(http_error(sdk_exc.HttpException, 503, "busy"), NODE)
+    with caplog.at_level("DEBUG", logger="inspector.baremetal.client"):
+        make_client(proxy, retries=1).get_node("u1")
+        with pytest.raises(exceptions.NodeNotFound):
+            make_client(
+                FakeProxy(http_error(sdk_exc.NotFoundException, 404, "no"))
+            ).get_node("u2")
+    lines = [
+        r.getMessage() for r in caplog.records if r.getMessage().startswith("Ironic ")
+    ]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("Ironic get node for u1: ok in ")
+    assert lines[1].startswith("Ironic get node for u2: failed in ")
