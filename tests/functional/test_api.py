@@ -209,9 +209,12 @@ def test_status_of_never_introspected(service: Service) -> None:
 
 def test_continue_with_sql_looking_strings(service: Service, payload: Any) -> None:
     data = payload("52:54:00:00:00:01", "1.2.3.4'; DROP TABLE introspections; --")
+    resp = service.client.post("/v1/continue", json=data)
+    assert resp.status_code == 404  # an odd BMC address matches nothing
     data["inventory"]["interfaces"][0]["mac_address"] = "'; DELETE FROM attributes; --"
     resp = service.client.post("/v1/continue", json=data)
-    assert resp.status_code == 404
+    assert resp.status_code == 400  # not a MAC: refused before any lookup
+    assert "is not a MAC address" in resp.get_json()["error"]["message"]
     assert service.client.get("/v1/introspection").status_code == 200
 
 
