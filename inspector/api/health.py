@@ -143,33 +143,9 @@ class MessagingCheck(_Check):
         url = messaging.TransportURL.parse(conf, shape.transport_url(conf) or None)
         if url.transport not in ("rabbit", "amqp"):
             return True, f"{url.transport}: reachability not checked for this driver"
-        return _amqp_reachable(url, conf.healthcheck.check_timeout)
+        from inspector.conductor.rpcapi import broker_reachable
 
-
-def _amqp_reachable(url: Any, timeout: float) -> tuple[bool, str]:
-    import kombu
-
-    failures = []
-    for host in url.hosts:
-        target = f"{host.hostname}:{host.port or 5672}"
-        connection = kombu.Connection(
-            hostname=host.hostname,
-            port=host.port or 5672,
-            userid=host.username or "guest",
-            password=host.password or "guest",
-            virtual_host=url.virtual_host or "/",
-            connect_timeout=timeout,
-        )
-        try:
-            connection.ensure_connection(
-                max_retries=1, interval_start=0, interval_step=0, timeout=timeout
-            )
-            return True, f"AMQP broker {target} accepted a connection"
-        except Exception as exc:
-            failures.append(f"{target}: {exc}")
-        finally:
-            connection.release()
-    return False, "no broker accepted a connection: " + "; ".join(failures)
+        return broker_reachable(url, conf.healthcheck.check_timeout)
 
 
 class InspectorHealthcheck(healthcheck.Healthcheck):

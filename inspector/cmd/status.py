@@ -162,10 +162,9 @@ BROKER_TIMEOUT = 3.0
 
 def broker_answers(conf: cfg.ConfigOpts) -> Result:
     """Whether one host of [DEFAULT]transport_url accepts a connection."""
-    import kombu
     import oslo_messaging as messaging
 
-    from inspector.conductor.rpcapi import broker_of
+    from inspector.conductor.rpcapi import broker_of, broker_reachable
     from inspector.conf import shape
 
     url = shape.transport_url(conf)
@@ -177,28 +176,10 @@ def broker_answers(conf: cfg.ConfigOpts) -> Result:
         return Result(Code.FAILURE, f"[DEFAULT]transport_url: {exc}")
     if parsed.transport not in ("rabbit", "amqp"):
         return Result(Code.WARNING, f"{broker_of(url)}: not checked (only RabbitMQ is)")
-    errors = []
-    for host in parsed.hosts:
-        connection = kombu.Connection(
-            hostname=host.hostname,
-            port=host.port or 5672,
-            userid=host.username or "guest",
-            password=host.password or "guest",
-            virtual_host=parsed.virtual_host or "/",
-            connect_timeout=BROKER_TIMEOUT,
-        )
-        try:
-            connection.connect()
-        except Exception as exc:  # any failure: say it, try the next host
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            errors.append(f"{host.hostname}:{host.port or 5672}: {reason}")
-        else:
-            return Result(Code.SUCCESS, f"{broker_of(url)} answers")
-        finally:
-            connection.release()
-    return Result(
-        Code.FAILURE, f"{broker_of(url)} does not answer: {'; '.join(errors)}"
-    )
+    reachable, details = broker_reachable(parsed, BROKER_TIMEOUT)
+    if reachable:
+        return Result(Code.SUCCESS, f"{broker_of(url)} answers ({details})")
+    return Result(Code.FAILURE, f"{broker_of(url)} does not answer: {details}")
 
 
 def driver_library(scheme: str) -> Result:

@@ -5,6 +5,7 @@ import re
 from collections.abc import Collection
 from typing import Any, Protocol
 
+import kombu
 import kombu.exceptions
 import oslo_messaging as messaging
 from oslo_config import cfg
@@ -40,6 +41,34 @@ def broker_of(url: str | None) -> str:
     if not url:
         return "([DEFAULT]transport_url unset)"
     return re.sub(r"(^[a-z0-9+.-]+://|,)[^/,]*@", r"\1", url, flags=re.I)
+
+
+def broker_reachable(url: Any, timeout: float) -> tuple[bool, str]:
+    """Whether one host of the parsed transport ``url`` (RabbitMQ) accepts
+    a connection within ``timeout`` seconds: (reachable, details, one line
+    without credentials). The health check and the status command use it."""
+    failures = []
+    for host in url.hosts:
+        target = f"{host.hostname}:{host.port or 5672}"
+        connection = kombu.Connection(
+            hostname=host.hostname,
+            port=host.port or 5672,
+            userid=host.username or "guest",
+            password=host.password or "guest",
+            virtual_host=url.virtual_host or "/",
+            connect_timeout=timeout,
+        )
+        try:
+            connection.ensure_connection(
+                max_retries=1, interval_start=0, interval_step=0, timeout=timeout
+            )
+            return True, f"AMQP broker {target} accepted a connection"
+        except Exception as exc:  # any failure: say it, try the next host
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            failures.append(f"{target}: {reason}")
+        finally:
+            connection.release()
+    return False, "no broker accepted a connection: " + "; ".join(failures)
 
 
 class Router(Protocol):
