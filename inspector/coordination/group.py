@@ -27,7 +27,11 @@ class Membership:
     """
 
     def __init__(
-        self, coordinator: Any, host: str, capabilities: dict[str, Any]
+        self,
+        coordinator: Any,
+        host: str,
+        capabilities: dict[str, Any],
+        backend: str = "the coordination backend",
     ) -> None:
         self._coordinator = coordinator
         self.host = host
@@ -42,7 +46,7 @@ class Membership:
         )
         self.rejoins = 0
         self._no_updates = False
-        self._outage = OutageLog(LOG, f"The heartbeat of conductor {host}")
+        self._outage = OutageLog(LOG, f"The heartbeat of conductor {host} to {backend}")
 
     def start(self) -> None:
         """Join the group (creating it when needed) and start heartbeating."""

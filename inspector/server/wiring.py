@@ -162,7 +162,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector import version
     from inspector.conductor.rpcapi import RPC_API_VERSION
     from inspector.conductor.service import ConductorService
-    from inspector.coordination.backend import start_coordinator
+    from inspector.coordination.backend import describe, start_coordinator
     from inspector.coordination.group import Membership
     from inspector.processing import ramdisk_logs
 
@@ -203,6 +203,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
             "rpc_version": RPC_API_VERSION,
             "version": version.string(),
         },
+        backend=describe(conf.coordination.backend_url),
     )
     return Conductor(rt, transport, coordinator, service, membership)
 
