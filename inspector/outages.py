@@ -63,7 +63,10 @@ class OutageLog:
         self._log.log(level, message, *args)
 
     def ok(self) -> None:
-        """The duty worked: end the outage, if there was one."""
+        """The duty worked: end the outage, if there was one (cheap when
+        there was none: it sits on request paths)."""
+        if self._since is None:
+            return
         with self._guard:
             if self._since is None:
                 return
