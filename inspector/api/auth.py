@@ -14,8 +14,6 @@ import base64
 import binascii
 import json
 import logging
-import os
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,6 +21,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.api import versions
+from inspector.server.htpasswd import Htpasswd
 
 LOG = logging.getLogger(__name__)
 
@@ -127,72 +126,6 @@ class NoAuth:
         return self._app(environ, start_response)
 
 
-class Htpasswd:
-    """user -> bcrypt hash, re-read whenever the file changes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._guard = threading.Lock()
-        self._stamp: tuple[float, int] | None = None
-        self._users: dict[str, bytes] = {}
-        self._load()  # a missing or unreadable file fails the start
-
-    def _load(self) -> None:
-        try:
-            stat = os.stat(self.path)
-            with open(self.path, encoding="utf-8") as handle:
-                lines = handle.read().splitlines()
-        except OSError as exc:
-            raise exceptions.ConfigError(
-                f"Invalid configuration: [DEFAULT]http_basic_auth_user_file "
-                f"{self.path}: {exc.strerror or exc}"
-            ) from exc
-        users = {}
-        for number, line in enumerate(lines, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            user, _, hashed = line.partition(":")
-            if not hashed.startswith(("$2y$", "$2b$", "$2a$")):
-                LOG.warning(
-                    "%s line %d: user %r has no bcrypt hash (htpasswd -B); ignored",
-                    self.path,
-                    number,
-                    user,
-                )
-                continue
-            users[user] = hashed.encode()
-        self._users, self._stamp = users, (stat.st_mtime, stat.st_size)
-        LOG.info("Loaded %d users from %s", len(users), self.path)
-
-    def _refresh(self) -> None:
-        try:
-            stat = os.stat(self.path)
-        except OSError as exc:
-            LOG.error(
-                "Cannot read %s, keeping the users loaded before: %s", self.path, exc
-            )
-            return
-        if (stat.st_mtime, stat.st_size) != self._stamp:
-            with self._guard:
-                try:
-                    self._load()
-                except exceptions.ConfigError as exc:
-                    LOG.error("%s; keeping the users loaded before", exc)
-
-    def check(self, user: str, password: str) -> bool:
-        import bcrypt
-
-        self._refresh()
-        hashed = self._users.get(user)
-        if hashed is None:
-            return False
-        try:
-            return bcrypt.checkpw(password.encode(), hashed)
-        except ValueError:
-            return False
-
-
 class HttpBasic:
     """``auth_strategy = http_basic``: users of an htpasswd file, all admins."""
 
@@ -200,7 +133,7 @@ class HttpBasic:
 
     def __init__(self, app: WSGIApp, path: str) -> None:
         self._app = app
-        self.users = Htpasswd(path)
+        self.users = Htpasswd(path, "[DEFAULT]http_basic_auth_user_file")
 
     def _user(self, environ: dict[str, Any]) -> str | None:
         header = environ.get("HTTP_AUTHORIZATION", "")

@@ -81,71 +81,110 @@ class Router(Protocol):
     def hosts(self) -> list[str]: ...
 
 
+class Sender(Protocol):
+    """Delivers one cast to one conductor host.
+
+    :raises ServiceUnavailable: the transport itself is down (every
+        conductor is behind it): the cast stops at once.
+    :raises Exception: anything else: this conductor did not take it, try
+        another.
+    """
+
+    transport: str
+    """The transport's name, for messages and the health check."""
+
+    def send(self, host: str, method: str, params: dict[str, Any]) -> None: ...
+
+
+class OsloSender:
+    """``rpc_transport = oslo``: a cast through the message broker."""
+
+    transport = "oslo"
+
+    def __init__(self, conf: cfg.ConfigOpts, transport: messaging.Transport) -> None:
+        target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
+        self._client = messaging.get_rpc_client(transport, target)
+        self._broker = broker_of(conf.transport_url)
+
+    def send(self, host: str, method: str, params: dict[str, Any]) -> None:
+        try:
+            self._client.prepare(server=host, retry=CAST_RETRY).cast(
+                {}, method, **params
+            )
+        except BROKER_ERRORS as exc:
+            cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            # the caller's outage log says it once, not once per cast
+            LOG.debug(
+                "Could not cast %s: the message broker %s is unreachable: %s",
+                method,
+                self._broker,
+                cause,
+            )
+            raise exceptions.ServiceUnavailable(
+                reason=f"the message broker {self._broker} is unreachable "
+                f"({cause}), so {method} could not be handed to a conductor"
+            ) from exc
+
+
 class ConductorClient:
     """Casts work to a conductor picked by ``router``; never waits for results.
 
-    A cast that cannot be delivered (the broker refused it, the connection
-    dropped) is tried on another live conductor; after
-    :data:`MAX_CAST_ATTEMPTS` failures the caller gets ServiceUnavailable.
+    A cast that the picked conductor did not take (the broker refused it,
+    the connection dropped, the conductor's endpoint did not answer) is
+    tried on another live conductor; after :data:`MAX_CAST_ATTEMPTS`
+    failures the caller gets ServiceUnavailable naming each cause. A request
+    logs at most one line about it: a warning naming the skipped conductors
+    when another one took the cast; nothing when all failed (the 503's
+    reason goes to the caller, whose outage log says it once).
     """
 
-    def __init__(
-        self, conf: cfg.ConfigOpts, transport: messaging.Transport, router: Router
-    ) -> None:
-        target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
-        self._client = messaging.get_rpc_client(transport, target)
+    def __init__(self, sender: Sender, router: Router) -> None:
+        self._sender = sender
         self._router = router
-        self._broker = broker_of(conf.transport_url)
 
     @property
     def router(self) -> Router:
         """Where casts go: the live conductors (the health check reads it)."""
         return self._router
 
+    @property
+    def transport(self) -> str:
+        return self._sender.transport
+
     def _cast(self, method: str, **kwargs: Any) -> str:
         tried: list[str] = []
-        last_error: Exception | None = None
+        causes: list[str] = []
         while len(tried) < MAX_CAST_ATTEMPTS:
             try:
                 host = self._router.pick(exclude=tried)
             except exceptions.ServiceUnavailable:
-                if last_error is None:
+                if not causes:
                     raise
                 break
             try:
-                self._client.prepare(server=host, retry=CAST_RETRY).cast(
-                    {}, method, **kwargs
-                )
-            except BROKER_ERRORS as exc:
-                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                # the caller's outage log says it once, not once per cast
-                LOG.debug(
-                    "Could not cast %s: the message broker %s is unreachable: %s",
-                    method,
-                    self._broker,
-                    cause,
-                )
-                raise exceptions.ServiceUnavailable(
-                    reason=f"the message broker {self._broker} is unreachable "
-                    f"({cause}), so {method} could not be handed to a conductor"
-                ) from exc
+                self._sender.send(host, method, kwargs)
+            except exceptions.ServiceUnavailable:
+                raise
             except Exception as exc:  # any failure means it was not delivered
-                LOG.warning(
-                    "Could not cast %s to conductor %s: %s: %s",
-                    method,
-                    host,
-                    type(exc).__name__,
-                    exc,
-                )
+                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                LOG.debug("Could not cast %s to conductor %s: %s", method, host, cause)
                 tried.append(host)
-                last_error = exc
+                causes.append(f"{host}: {cause}")
                 self._router.invalidate()
                 continue
+            if causes:
+                LOG.warning(
+                    "Conductor(s) did not take %s of node %s (%s); conductor %s did",
+                    method,
+                    kwargs.get("uuid"),
+                    "; ".join(causes),
+                    host,
+                )
             LOG.debug("Cast %s(%s) to conductor %s", method, kwargs, host)
             return host
         raise exceptions.ServiceUnavailable(
             reason=f"could not hand {method} over to a conductor "
-            f"(tried {', '.join(tried)}): {last_error}"
+            f"(tried {', '.join(tried)}): {'; '.join(causes)}"
         )
 
     def start_introspection(self, uuid: str, version: int) -> str:

@@ -24,13 +24,49 @@ class Members(Protocol):
         """Hosts of the live conductors."""
 
 
+class RpcServer(Protocol):
+    """What delivers casts to the manager: oslo.messaging's RPC server or
+    the JSON-RPC endpoint (:mod:`inspector.jsonrpc.server`)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def wait(self) -> None: ...
+
+
+ServerFactory = Callable[[ConductorManager], RpcServer]
+
+
+def oslo_server(transport: messaging.Transport) -> ServerFactory:
+    """Casts from the message broker, on ``Target(topic, server=host)``."""
+
+    def build(manager: ConductorManager) -> RpcServer:
+        conf = manager.rt.conf
+        target = messaging.Target(topic=TOPIC, server=conf.host)
+        server = messaging.get_rpc_server(
+            transport,
+            target,
+            [manager],
+            serializer=None,
+            access_policy=messaging.ExplicitRPCAccessPolicy,
+        )
+        # oslo.messaging registers its pool option when the server is built;
+        # max_concurrency decides how many casts run at once unless a file
+        # sets oslo.messaging's own option, which then wins
+        conf.set_default("executor_thread_pool_size", conf.max_concurrency)
+        return server
+
+    return build
+
+
 class ConductorService:
-    """Receives casts on ``Target(topic, server=[DEFAULT]host)``."""
+    """Receives casts through the server ``serve`` builds for its manager."""
 
     def __init__(
         self,
         rt: Runtime,
-        transport: messaging.Transport,
+        serve: ServerFactory,
         members: Members,
         enabled: Callable[[], bool] | None = None,
     ) -> None:
@@ -48,18 +84,7 @@ class ConductorService:
         self.leadership = Leadership(
             rt.db, f"{conf.host}/{rt.run_id}", conf.coordination.leader_lease
         )
-        target = messaging.Target(topic=TOPIC, server=conf.host)
-        self._server = messaging.get_rpc_server(
-            transport,
-            target,
-            [self.manager],
-            serializer=None,
-            access_policy=messaging.ExplicitRPCAccessPolicy,
-        )
-        # oslo.messaging registers its pool option when the server is built;
-        # max_concurrency decides how many casts run at once unless a file
-        # sets oslo.messaging's own option, which then wins
-        conf.set_default("executor_thread_pool_size", conf.max_concurrency)
+        self._server = serve(self.manager)
         self._periodic = [
             PeriodicTask(
                 "cluster",
@@ -140,7 +165,7 @@ class ConductorService:
         self._cluster_duties()  # at once: work this host lost in a restart
         for task in self._periodic:
             task.start()
-        LOG.info("Conductor %s is listening on topic %s", self.rt.conf.host, TOPIC)
+        LOG.info("Conductor %s takes casts", self.rt.conf.host)
 
     def stop(self) -> None:
         """Stop taking new work, then wait for work in progress to finish."""

@@ -41,6 +41,25 @@ OPTS = [
         "run as separate services coordinated through [coordination].",
     ),
     cfg.StrOpt(
+        "rpc_transport",
+        default="oslo",
+        choices=[
+            (
+                "oslo",
+                "oslo.messaging over the message broker of transport_url (RabbitMQ)",
+            ),
+            (
+                "json-rpc",
+                "JSON-RPC over HTTP(S): each conductor serves it ([json_rpc]) "
+                "and publishes its address in the conductor group; no broker",
+            ),
+        ],
+        help="How the API hands work to the conductors in split mode. "
+        "json-rpc needs only etcd and the database; no process then opens "
+        "transport_url. The standalone process ignores it (in-process "
+        "transport).",
+    ),
+    cfg.StrOpt(
         "host",
         default=socket.gethostname(),
         sample_default="localhost",

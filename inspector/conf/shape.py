@@ -33,14 +33,16 @@ def check_split(conf: cfg.ConfigOpts) -> list[str]:
             "API and the conductors cannot share; set it to a PostgreSQL or "
             "MariaDB URL, or use standalone = True"
         )
-    bus_url = transport_url(conf)
-    if bus_url.startswith("fake:"):
+    bus_url = transport_url(conf) if conf.rpc_transport == "oslo" else None
+    if bus_url is None:
+        pass  # json-rpc: transport_url is never opened
+    elif bus_url.startswith("fake:"):
         raise exceptions.ConfigError(
             "Invalid configuration: [DEFAULT]transport_url is fake://, which "
             "only works inside one process; set a rabbit:// URL, or use "
             "standalone = True"
         )
-    if not bus_url:
+    elif not bus_url:
         warnings.append(
             "[DEFAULT]transport_url is not set: using oslo.messaging's default "
             "(RabbitMQ as guest on localhost:5672); set it explicitly"

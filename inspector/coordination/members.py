@@ -66,8 +66,13 @@ class GroupMembers:
         ttl: float,
         store: "StateStore | None" = None,
         stale_ok: bool = False,
+        endpoints: bool = False,
     ) -> None:
         self._coordinator = coordinator
+        self._want_endpoints = endpoints
+        """Read each member's published JSON-RPC URL along with the list
+        (the API on rpc_transport = json-rpc)."""
+        self._endpoints: dict[str, str | None] = {}
         self._ttl = ttl
         self._store = store
         self._stale_ok = stale_ok
@@ -119,9 +124,13 @@ class GroupMembers:
                     reason = _disabled_reason(self._store, host)
                     if reason is not None:
                         disabled[host] = reason
+        endpoints = (
+            {h: self._read_endpoint(h) for h in hosts} if self._want_endpoints else {}
+        )
         with self._guard:
             self._hosts, self._read_at = hosts, time.monotonic()
             self._disabled = disabled
+            self._endpoints = endpoints
             if self._stale_since is not None:
                 LOG.info(
                     "Coordination backend back after %.1f s",
@@ -129,6 +138,26 @@ class GroupMembers:
                 )
                 self._stale_since = None
         return list(hosts)
+
+    def _read_endpoint(self, host: str) -> str | None:
+        from inspector.jsonrpc import endpoint
+
+        with translated("read a conductor's endpoint"):
+            try:
+                capabilities = self._coordinator.get_member_capabilities(
+                    GROUP_ID, host.encode()
+                ).get()
+            except coordination.MemberNotJoined:
+                return None  # it left between the two reads
+        return endpoint.of(capabilities)
+
+    def endpoint(self, host: str) -> str | None:
+        """The JSON-RPC URL ``host`` published (as of the cached read; read
+        now for a host the cache has not seen)."""
+        with self._guard:
+            if host in self._endpoints:
+                return self._endpoints[host]
+        return self._read_endpoint(host)
 
     def routable(self) -> list[str]:
         """Live and enabled conductors (as of the same cached read)."""

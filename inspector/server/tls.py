@@ -91,18 +91,22 @@ def build_context(
     ca_file: str | None = None,
     version: str | None = None,
     ciphers: str | None = None,
+    group: str = "[ssl]",
 ) -> ssl.SSLContext:
     """A server-side context presenting ``cert_file``, checked option by option.
 
     With ``ca_file`` every client must present a certificate signed by one
     of its CAs (mutual TLS).
 
-    :raises ConfigError: naming the ``[ssl]`` option at fault.
+    :raises ConfigError: naming the option at fault (of ``group``).
     """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = minimum_version(version)
     context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_NO_RENEGOTIATION
-    for option, path in (("[ssl]cert_file", cert_file), ("[ssl]key_file", key_file)):
+    for option, path in (
+        (f"{group}cert_file", cert_file),
+        (f"{group}key_file", key_file),
+    ):
         _readable(option, path)
     # the certificate alone first, so a broken one is named as such
     probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -110,31 +114,32 @@ def build_context(
         probe.load_verify_locations(cafile=cert_file)
     except ssl.SSLError as exc:
         raise exceptions.ConfigError(
-            f"[ssl]cert_file {cert_file} holds no PEM certificate: {_reason(exc)}"
+            f"{group}cert_file {cert_file} holds no PEM certificate: {_reason(exc)}"
         ) from exc
     try:
         context.load_cert_chain(cert_file, key_file, password=_no_password)
     except exceptions.ConfigError:
         raise exceptions.ConfigError(
-            f"[ssl]key_file {key_file} is encrypted: the service needs an "
+            f"{group}key_file {key_file} is encrypted: the service needs an "
             "unencrypted key (readable by its user only)"
         ) from None
     except ssl.SSLError as exc:
         if exc.reason == "KEY_VALUES_MISMATCH":
             raise exceptions.ConfigError(
-                f"[ssl]key_file {key_file} is not the private key of "
-                f"[ssl]cert_file {cert_file}"
+                f"{group}key_file {key_file} is not the private key of "
+                f"{group}cert_file {cert_file}"
             ) from exc
         raise exceptions.ConfigError(
-            f"[ssl]key_file {key_file} holds no usable PEM private key: {_reason(exc)}"
+            f"{group}key_file {key_file} holds no usable PEM private key: "
+            f"{_reason(exc)}"
         ) from exc
     if ca_file:
-        _readable("[ssl]ca_file", ca_file)
+        _readable(f"{group}ca_file", ca_file)
         try:
             context.load_verify_locations(cafile=ca_file)
         except ssl.SSLError as exc:
             raise exceptions.ConfigError(
-                f"[ssl]ca_file {ca_file} holds no PEM CA certificate: {_reason(exc)}"
+                f"{group}ca_file {ca_file} holds no PEM CA certificate: {_reason(exc)}"
             ) from exc
         context.verify_mode = ssl.CERT_REQUIRED
     if ciphers:
@@ -142,7 +147,7 @@ def build_context(
             context.set_ciphers(ciphers)
         except ssl.SSLError as exc:
             raise exceptions.ConfigError(
-                f"[ssl]ciphers {ciphers!r} selects no cipher OpenSSL knows"
+                f"{group}ciphers {ciphers!r} selects no cipher OpenSSL knows"
             ) from exc
     return context
 

@@ -18,7 +18,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.baremetal.client import BaremetalClient
-from inspector.conductor.rpcapi import ConductorClient
+from inspector.conductor.rpcapi import ConductorClient, OsloSender
 from inspector.conf import opts, pxe_filter, shape
 from inspector.coordination import conductor_state, service_group
 from inspector.coordination.members import FixedConductor, GroupMembers
@@ -86,7 +86,7 @@ def standalone(
 ) -> Standalone:
     """Build the standalone shape (not started). ``db`` and ``baremetal``
     replace the configured database and Ironic client (tests)."""
-    from inspector.conductor.service import ConductorService
+    from inspector.conductor.service import ConductorService, oslo_server
     from inspector.processing import ramdisk_logs
 
     opts.validate(conf)
@@ -110,9 +110,11 @@ def standalone(
         locks=factory.from_conf(conf),
     )
     store = conductor_state.DatabaseStore(db)
-    rt.rpc = ConductorClient(conf, transport, FixedConductor(conf.host, store))
+    rt.rpc = ConductorClient(
+        OsloSender(conf, transport), FixedConductor(conf.host, store)
+    )
     rt.conductors = service_group.for_standalone(db, conf)
-    conductor = ConductorService(rt, transport, FixedConductor(conf.host))
+    conductor = ConductorService(rt, oslo_server(transport), FixedConductor(conf.host))
     publisher = None
     if conf.enable_mdns:  # zeroconf is loaded only then
         from inspector.server.mdns import Publisher
@@ -128,7 +130,7 @@ class Conductor:
     def __init__(
         self,
         rt: Runtime,
-        transport: messaging.Transport,
+        transport: messaging.Transport | None,
         coordinator: Any,
         service: "ConductorService",
         membership: "Membership",
@@ -153,7 +155,8 @@ class Conductor:
         self.membership.stop()
         self.service.stop()
         self.coordinator.stop()
-        self.transport.cleanup()
+        if self.transport is not None:
+            self.transport.cleanup()
         self.rt.db.dispose()
 
 
@@ -180,8 +183,8 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     shape.check_split(conf)
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
+    transport, serve, capabilities = _conductor_transport(conf)
     coordinator = start_coordinator(conf, conf.host)
-    transport = messaging.get_rpc_transport(conf)
     rt = Runtime(
         conf=conf,
         db=db,
@@ -191,7 +194,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     store = conductor_state.for_coordinator(coordinator)
     service = ConductorService(
         rt,
-        transport,
+        serve,
         GroupMembers(coordinator, ttl=0),  # the sweep reads it fresh
         enabled=lambda: (store.get(conf.host) or {}).get("enabled", True),
     )
@@ -202,10 +205,46 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
             "host": conf.host,
             "rpc_version": RPC_API_VERSION,
             "version": version.string(),
+            **capabilities,
         },
         backend=describe(conf.coordination.backend_url),
     )
     return Conductor(rt, transport, coordinator, service, membership)
+
+
+def _conductor_transport(
+    conf: cfg.ConfigOpts,
+) -> tuple[messaging.Transport | None, Any, dict[str, str]]:
+    """How this conductor takes casts: (oslo transport or None, the server
+    factory, what it publishes in the group). Bad JSON-RPC options (TLS
+    files, htpasswd) fail here, before anything connects."""
+    from inspector.conductor.service import oslo_server
+
+    if conf.rpc_transport != "json-rpc":
+        transport = messaging.get_rpc_transport(conf)
+        return transport, oslo_server(transport), {}
+    from inspector.jsonrpc import endpoint
+    from inspector.jsonrpc.server import JsonRpcServer
+
+    url = endpoint.advertised(conf)
+    checked = JsonRpcServer(conf, None)  # checks the options now
+
+    def serve(manager: Any) -> JsonRpcServer:
+        checked.bind(manager)
+        return checked
+
+    return None, serve, {endpoint.CAPABILITY: url}
+
+
+def _sender(conf: cfg.ConfigOpts, members: GroupMembers) -> Any:
+    """The API's sender for [DEFAULT]rpc_transport, and its oslo transport
+    (None on json-rpc: no connection to transport_url is ever opened)."""
+    if conf.rpc_transport == "json-rpc":
+        from inspector.jsonrpc.client import JsonRpcSender
+
+        return JsonRpcSender(conf, members.endpoint), None
+    transport = messaging.get_rpc_transport(conf)
+    return OsloSender(conf, transport), transport
 
 
 class Api:
@@ -217,7 +256,7 @@ class Api:
     """
 
     def __init__(
-        self, rt: Runtime, transport: messaging.Transport, coordinator: Any
+        self, rt: Runtime, transport: messaging.Transport | None, coordinator: Any
     ) -> None:
         self.runtime = rt
         self.transport = transport
@@ -229,7 +268,8 @@ class Api:
             self.coordinator.stop()
         except Exception as exc:  # stopping must go on whatever the backend says
             LOG.warning("Stopping the coordinator failed: %s", exc)
-        self.transport.cleanup()
+        if self.transport is not None:
+            self.transport.cleanup()
         self.runtime.db.dispose()
 
 
@@ -248,23 +288,31 @@ def api(conf: cfg.ConfigOpts) -> Api:
     migration.ensure_schema(db)
     # a private member id: API processes never join the group
     coordinator = start_coordinator(conf, f"{conf.host}.api.{os.getpid()}")
+    store = conductor_state.for_coordinator(coordinator)
+    members = GroupMembers(
+        coordinator,
+        conf.coordination.member_cache_seconds,
+        store,
+        stale_ok=True,
+        endpoints=conf.rpc_transport == "json-rpc",
+    )
     try:
-        transport = messaging.get_rpc_transport(conf)
+        sender, transport = _sender(conf, members)
     except Exception:
         coordinator.stop()
         raise
-    store = conductor_state.for_coordinator(coordinator)
-    members = GroupMembers(
-        coordinator, conf.coordination.member_cache_seconds, store, stale_ok=True
-    )
     rt = Runtime(
         conf=conf,
         db=db,
         baremetal=BaremetalClient(conf),
         locks=factory.from_conf(conf, coordinator),
     )
-    rt.rpc = ConductorClient(conf, transport, members)
+    rt.rpc = ConductorClient(sender, members)
     rt.conductors = service_group.for_split(coordinator, db)
     service = Api(rt, transport, coordinator)
-    LOG.info("API service of %s ready (split mode)", conf.host)
+    LOG.info(
+        "API service of %s ready (split mode, %s transport)",
+        conf.host,
+        conf.rpc_transport,
+    )
     return service

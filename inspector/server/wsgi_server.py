@@ -60,7 +60,13 @@ class WSGIServer:
         unix_socket: str | None = None,
         socket_mode: int | None = None,
         https: tls.ServerTLS | None = None,
+        name: str = "API",
+        option: str | None = None,
     ) -> None:
+        self.name = name
+        """What listens, for the log."""
+        self.option = option
+        """The options that set the address, named when it cannot be used."""
         self.host = host
         self.port = port
         self.unix_socket = unix_socket
@@ -137,8 +143,9 @@ class WSGIServer:
             self._server.prepare()
         except OSError as exc:
             target = self.unix_socket or f"{self.host}:{self.port}"
+            named = f" ({self.option})" if self.option else ""
             raise exceptions.ConfigError(
-                f"Cannot listen on {target}: {exc.strerror or exc}"
+                f"Cannot listen on {target}{named}: {exc.strerror or exc}"
             ) from exc
         if self.unix_socket:
             try:
@@ -152,7 +159,7 @@ class WSGIServer:
             target=self._server.serve, name="wsgi", daemon=True
         )
         self._thread.start()
-        LOG.info("API listening on %s", self.where())
+        LOG.info("%s listening on %s", self.name, self.where())
 
     def _display_host(self) -> str:
         return f"[{self.host}]" if ":" in self.host else self.host
