@@ -34,6 +34,7 @@ class BenchOptions:
     timeout: float = 300.0
     poll_interval: float = 0.5
     split_api: str = "apache"
+    rpc_transport: str = "oslo"
     profile_ironic: bool = True
     """Replay the inspector's kinds of Ironic calls afterwards to price them."""
 
@@ -199,6 +200,8 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
 def run(options: BenchOptions) -> dict[str, Any]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="inspector-bench-"))
     shape = "standalone" if options.split is None else f"split-{options.split}"
+    if options.split is not None and options.rpc_transport != "oslo":
+        shape += f"-{options.rpc_transport}"
     if options.split is not None and options.split_api != "apache":
         shape += f"-{options.split_api}"
     result: dict[str, Any] = {"shape": shape, "machines": options.machines}
@@ -207,7 +210,10 @@ def run(options: BenchOptions) -> dict[str, Any]:
         ironic.start()
         stack.callback(ironic.stop)
         demo_options = DemoOptions(
-            machines=options.machines, split=options.split, split_api=options.split_api
+            machines=options.machines,
+            split=options.split,
+            split_api=options.split_api,
+            rpc_transport=options.rpc_transport,
         )
         running = start_inspector(demo_options, work, ironic.url, stack)
         url = running.url

@@ -3,6 +3,7 @@
 import argparse
 import logging
 import pathlib
+import re
 import signal
 import sys
 import time
@@ -12,6 +13,13 @@ from lab.ironic_server import IronicServer, default_cache_dir
 
 
 def _split_api_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rpc",
+        choices=("oslo", "json-rpc"),
+        default="oslo",
+        help="split mode: hand work to the conductors over RabbitMQ (oslo, "
+        "default) or over each conductor's JSON-RPC endpoint (no broker runs)",
+    )
     parser.add_argument(
         "--split-api",
         choices=("apache", "local"),
@@ -58,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--shapes",
         default="standalone,split-2",
-        help="comma separated: standalone, split-N (default standalone,split-2)",
+        help="comma separated: standalone, split-N, split-N-json-rpc, "
+        "split-N-oslo (default standalone,split-2; split-N takes --rpc)",
     )
     bench.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
@@ -86,12 +95,15 @@ def _bench(args: argparse.Namespace) -> int:
         common = {
             "machines": args.machines,
             "split_api": args.split_api,
+            "rpc_transport": args.rpc,
             "profile_ironic": not args.no_ironic_profile,
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))
-        elif shape.startswith("split-") and shape[6:].isdigit() and int(shape[6:]) > 0:
-            runs.append(bench.BenchOptions(split=int(shape[6:]), **common))
+        elif match := re.fullmatch(r"split-([1-9][0-9]*)(-json-rpc|-oslo)?", shape):
+            if match.group(2):
+                common["rpc_transport"] = match.group(2)[1:]
+            runs.append(bench.BenchOptions(split=int(match.group(1)), **common))
         else:
             print(f"lab: unknown shape {shape!r}", file=sys.stderr)
             return 2
@@ -142,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                     timeout=args.timeout,
                     split=args.split,
                     split_api=args.split_api,
+                    rpc_transport=args.rpc,
                 )
             )
         except KeyboardInterrupt:

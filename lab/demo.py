@@ -39,6 +39,8 @@ class DemoOptions:
     """Conductors of the split shape; None runs the standalone process."""
     split_api: str = "apache"
     """Where the split API runs: under Apache (mod_wsgi) or "local"."""
+    rpc_transport: str = "oslo"
+    """How the split API hands work to the conductors: "oslo" or "json-rpc"."""
 
 
 @dataclasses.dataclass
@@ -69,6 +71,7 @@ def start_inspector(
         ironic_url,
         conductors=options.split,
         api_server=options.split_api,
+        rpc_transport=options.rpc_transport,
     )
     stack.callback(cluster.stop)
     cluster.start()
@@ -91,7 +94,8 @@ def _shape(options: DemoOptions) -> str:
     if options.split is None:
         return "standalone"
     api = "under Apache" if options.split_api == "apache" else "on its own server"
-    return f"split: API {api}, {options.split} conductors"
+    casts = "JSON-RPC, no broker" if options.rpc_transport == "json-rpc" else "RabbitMQ"
+    return f"split: API {api}, {options.split} conductors, casts over {casts}"
 
 
 def _phase(name: str, started: float) -> None:
@@ -330,12 +334,14 @@ def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) ->
         assert cluster.api is not None
         api = "Apache + mod_wsgi" if cluster.api_server == "apache" else "local server"
         where.append(f"API ({api}): {url} (logs in {cluster.api.work_dir})")
-        where += [f"{c.host}: log {c.log_file}" for c in cluster.conductors]
-        where += [
-            f"etcd: {cluster.etcd.client_url}",
-            f"RabbitMQ: {cluster.rabbit.transport_url}",
-            f"PostgreSQL: {cluster.database_url}",
-        ]
+        for c in cluster.conductors:
+            rpc = c.options.get("json_rpc", {}).get("port")
+            endpoint = f" (JSON-RPC http://127.0.0.1:{rpc}/)" if rpc else ""
+            where.append(f"{c.host}: log {c.log_file}{endpoint}")
+        where.append(f"etcd: {cluster.etcd.client_url}")
+        if cluster.rpc_transport == "oslo":
+            where.append(f"RabbitMQ: {cluster.rabbit.transport_url}")
+        where.append(f"PostgreSQL: {cluster.database_url}")
     print(
         f"""
 The lab keeps running. In another shell:

@@ -1,9 +1,11 @@
-"""Split mode on loopback: etcd, RabbitMQ, PostgreSQL, the API, N conductors."""
+"""Split mode on loopback: etcd, RabbitMQ (unless JSON-RPC carries the
+casts), PostgreSQL, the API, N conductors."""
 
 import logging
 import pathlib
 import time
 
+from lab import loopback
 from lab.etcd_server import EtcdServer
 from lab.inspector_server import InspectorServer
 from lab.postgres_server import PostgresServer
@@ -14,6 +16,10 @@ LOG = logging.getLogger(__name__)
 
 API_SERVERS = ("local", "apache")
 """Where the split API runs: its own threaded server, or Apache/mod_wsgi."""
+
+RPC_TRANSPORTS = ("oslo", "json-rpc")
+"""How the API hands work to the conductors: RabbitMQ, or each conductor's
+JSON-RPC endpoint (no broker runs then)."""
 
 
 class ApiServer(InspectorServer):
@@ -75,7 +81,14 @@ class SplitCluster:
         api_server: str = "local",
         coordination: str = "etcd",
         api_processes: int = 2,
+        rpc_transport: str = "oslo",
     ) -> None:
+        if rpc_transport not in RPC_TRANSPORTS:
+            raise ValueError(
+                f"rpc_transport must be one of {', '.join(RPC_TRANSPORTS)}, "
+                f"not {rpc_transport!r}"
+            )
+        self.rpc_transport = rpc_transport
         if api_server not in API_SERVERS:
             raise ValueError(
                 f"api_server must be one of {', '.join(API_SERVERS)}, "
@@ -110,13 +123,17 @@ class SplitCluster:
             "DEFAULT": {
                 "standalone": "False",
                 "host": host,
-                "transport_url": self.rabbit.transport_url,
+                "rpc_transport": self.rpc_transport,
             },
             "coordination": {
                 "backend_url": self.backend_url,
                 "member_cache_seconds": "1",
             },
         }
+        if self.rpc_transport == "oslo":
+            groups["DEFAULT"]["transport_url"] = self.rabbit.transport_url
+        else:
+            groups["json_rpc"] = {"host_ip": "127.0.0.1"}
         for group, values in self.options.items():
             groups.setdefault(group, {}).update(values)
         return groups
@@ -131,7 +148,8 @@ class SplitCluster:
             self.redis.start()
         else:
             self.etcd.start()
-        self.rabbit.start()
+        if self.rpc_transport == "oslo":
+            self.rabbit.start()
         if self._own_postgres:
             self.postgres.start()
         if self.database != self.postgres.database:
@@ -167,6 +185,8 @@ class SplitCluster:
     ) -> ConductorServer:
         """Start one more conductor; ``options`` adds to the cluster's."""
         merged = self._options(host)
+        if self.rpc_transport == "json-rpc":  # conductors share this host
+            merged["json_rpc"]["port"] = str(loopback.free_port())
         for group, values in (options or {}).items():
             merged.setdefault(group, {}).update(values)
         conductor = ConductorServer(
