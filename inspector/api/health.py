@@ -8,7 +8,9 @@ The checks are oslo.middleware plugins (entry points in the
 - ``coordination``: the conductor group can be read and has a live member
   (split mode; in standalone mode the one conductor is this process);
 - ``messaging``: an AMQP connection to the broker of ``transport_url`` can
-  be opened (split mode; standalone mode has no broker).
+  be opened (split mode; standalone mode has no broker); with
+  ``rpc_transport = json-rpc``, at least one live conductor's endpoint
+  answers a ping (the details name each).
 
 Each check runs on a worker thread with ``[healthcheck]check_timeout``: a
 backend that hangs fails its check instead of hanging the request, and a
@@ -140,12 +142,26 @@ class MessagingCheck(_Check):
         conf = self.oslo_conf
         if conf.standalone:
             return True, "standalone: in-process (fake://) transport"
+        if conf.rpc_transport == "json-rpc":
+            return self._json_rpc()
         url = messaging.TransportURL.parse(conf, shape.transport_url(conf) or None)
         if url.transport not in ("rabbit", "amqp"):
             return True, f"{url.transport}: reachability not checked for this driver"
         from inspector.conductor.rpcapi import broker_reachable
 
         return broker_reachable(url, conf.healthcheck.check_timeout)
+
+    def _json_rpc(self) -> tuple[bool, str]:
+        """Each live, enabled conductor's endpoint takes a ping."""
+        from inspector.jsonrpc import probe
+
+        rpc = self.runtime.rpc
+        if rpc is None:
+            return False, "this process has no conductor router"
+        router = rpc.router
+        hosts = router.routable() if hasattr(router, "routable") else router.hosts()
+        endpoint = getattr(router, "endpoint", lambda _host: None)
+        return probe.summary(probe.ping_all(rpc.sender, hosts, endpoint))
 
 
 class InspectorHealthcheck(healthcheck.Healthcheck):

@@ -111,7 +111,22 @@ class Checks(upgradecheck.UpgradeCommands):
         """Connects to the message broker (split mode), one host at a time."""
         if self.conf.standalone:
             return Result(Code.SUCCESS, "standalone: in-process transport, no broker")
+        if self.conf.rpc_transport == "json-rpc":
+            return Result(
+                Code.SUCCESS, "rpc_transport = json-rpc: no message broker is used"
+            )
         return broker_answers(self.conf)
+
+    def _endpoints(self) -> Result:
+        """Pings each conductor's JSON-RPC endpoint (json-rpc only)."""
+        if self.conf.standalone:
+            return Result(Code.SUCCESS, "standalone: the conductor is in-process")
+        if self.conf.rpc_transport != "json-rpc":
+            return Result(
+                Code.SUCCESS,
+                "rpc_transport = oslo: conductors take casts from the broker",
+            )
+        return endpoints_answer(self.conf)
 
     def _coordination_backend(self) -> Result:
         """Reads the conductor group (split mode): the backend answers."""
@@ -153,6 +168,7 @@ class Checks(upgradecheck.UpgradeCommands):
         ("Coordination driver", _coordination_driver),
         ("Coordination backend", _coordination_backend),
         ("Message broker", _broker),
+        ("Conductor endpoints", _endpoints),
     )
 
 
@@ -180,6 +196,38 @@ def broker_answers(conf: cfg.ConfigOpts) -> Result:
     if reachable:
         return Result(Code.SUCCESS, f"{broker_of(url)} answers ({details})")
     return Result(Code.FAILURE, f"{broker_of(url)} does not answer: {details}")
+
+
+def endpoints_answer(conf: cfg.ConfigOpts) -> Result:
+    """Whether every conductor in the group answers on the JSON-RPC
+    endpoint it published, with the API's credentials."""
+    from inspector import exceptions
+    from inspector.coordination import backend
+    from inspector.coordination.members import GroupMembers
+    from inspector.jsonrpc import probe
+    from inspector.jsonrpc.client import JsonRpcSender
+
+    try:
+        coordinator = backend.start_coordinator(
+            conf, f"ironic-inspector-status-{os.getpid()}"
+        )
+    except exceptions.ServiceUnavailable as exc:
+        return Result(Code.FAILURE, f"cannot read the conductor group: {exc.message}")
+    try:
+        members = GroupMembers(coordinator, 0, endpoints=True)
+        sender = JsonRpcSender(conf, members.endpoint)
+        hosts = members.hosts()
+        answers = probe.ping_all(sender, hosts, members.endpoint)
+    except exceptions.InspectorError as exc:
+        return Result(Code.FAILURE, str(exc))
+    finally:
+        coordinator.stop()
+    if not answers:
+        return Result(Code.WARNING, "no conductor is in the group yet: nothing to call")
+    lines = "; ".join(a.line() for a in answers)
+    if all(a.ok for a in answers):
+        return Result(Code.SUCCESS, lines)
+    return Result(Code.FAILURE, lines)
 
 
 def driver_library(scheme: str) -> Result:

@@ -151,6 +151,11 @@ class ConductorClient:
     def transport(self) -> str:
         return self._sender.transport
 
+    @property
+    def sender(self) -> Any:
+        """What delivers the casts (the health check pings through it)."""
+        return self._sender
+
     def _cast(self, method: str, **kwargs: Any) -> str:
         tried: list[str] = []
         causes: list[str] = []

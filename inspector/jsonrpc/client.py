@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import requests
+import urllib3
 from oslo_config import cfg
 
 from inspector.jsonrpc import auth, protocol
@@ -33,6 +34,8 @@ class JsonRpcSender:
     ``resolve`` maps a conductor host to the URL it published.
     """
 
+    transport = "json-rpc"
+
     def __init__(
         self, conf: cfg.ConfigOpts, resolve: Callable[[str], str | None]
     ) -> None:
@@ -49,6 +52,12 @@ class JsonRpcSender:
         self._session.mount("https://", adapter)
         if opts.insecure:
             self._session.verify = False
+            # said once here, not by urllib3 on every call
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            LOG.warning(
+                "[json_rpc]insecure is True: the conductors' certificates are "
+                "not verified; set [json_rpc]cafile instead"
+            )
         elif opts.cafile:
             self._session.verify = opts.cafile
         if opts.certfile:

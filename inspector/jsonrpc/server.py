@@ -68,7 +68,7 @@ def _checked(request: protocol.Request) -> dict[str, Any]:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise protocol.RpcError(
                 protocol.INVALID_PARAMS,
-                f"{name} must be a {'string' if kind is str else 'integer'}",
+                f"{name} must be {'a string' if kind is str else 'an integer'}",
                 request.request_id,
             )
     if "uuid" in params:

@@ -7,6 +7,7 @@ It listens on ``listen_address``/``listen_port`` or on the Unix socket
 
 import logging
 import os
+import re
 import socket
 import threading
 from typing import TYPE_CHECKING, Any
@@ -145,7 +146,7 @@ class WSGIServer:
             target = self.unix_socket or f"{self.host}:{self.port}"
             named = f" ({self.option})" if self.option else ""
             raise exceptions.ConfigError(
-                f"Cannot listen on {target}{named}: {exc.strerror or exc}"
+                f"Cannot listen on {target}{named}: {_os_reason(exc)}"
             ) from exc
         if self.unix_socket:
             try:
@@ -177,6 +178,14 @@ class WSGIServer:
         if self.unix_socket and self._socket_identity is not None:
             listen.remove_socket(self.unix_socket, self._socket_identity)
             self._socket_identity = None
+
+
+def _os_reason(exc: OSError) -> str:
+    """ "Address already in use" rather than cheroot's nested tuple text."""
+    if exc.strerror:
+        return exc.strerror
+    found = re.search(r"\[Errno \d+\] ([^)\]]+)", str(exc))
+    return found.group(1) if found else str(exc)
 
 
 def _adapter(settings: tls.ServerTLS) -> BuiltinSSLAdapter:

@@ -210,9 +210,7 @@ def _client(
     rpc.prepare.side_effect = prepare
     with mock.patch("oslo_messaging.get_rpc_client", return_value=rpc):
         conf = mock.Mock(transport_url="rabbit://inspector:secret@mq1:5672/")
-        client = rpcapi.ConductorClient(
-            rpcapi.OsloSender(conf, mock.Mock()), router
-        )
+        client = rpcapi.ConductorClient(rpcapi.OsloSender(conf, mock.Mock()), router)
     return client, delivered
 
 
