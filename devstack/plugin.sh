@@ -22,6 +22,9 @@ function inspector_configure {
     if [[ "$INSPECTOR_SHAPE" != "standalone" && "$INSPECTOR_SHAPE" != "split" ]]; then
         die $LINENO "INSPECTOR_SHAPE must be standalone or split, not '$INSPECTOR_SHAPE'"
     fi
+    if [[ "$INSPECTOR_RPC_TRANSPORT" != "oslo" && "$INSPECTOR_RPC_TRANSPORT" != "json-rpc" ]]; then
+        die $LINENO "INSPECTOR_RPC_TRANSPORT must be oslo or json-rpc, not '$INSPECTOR_RPC_TRANSPORT'"
+    fi
     sudo install -d -o "$INSPECTOR_USER" "$INSPECTOR_CONF_DIR"
     rm -f "$INSPECTOR_CONF_FILE"
     recreate_database ironic_inspector
@@ -42,11 +45,20 @@ function inspector_configure {
     iniset "$INSPECTOR_CONF_FILE" pxe_filter driver noop
     if _inspector_split; then
         iniset "$INSPECTOR_CONF_FILE" DEFAULT standalone False
-        iniset "$INSPECTOR_CONF_FILE" DEFAULT transport_url "$(get_transport_url)"
+        iniset "$INSPECTOR_CONF_FILE" DEFAULT rpc_transport "$INSPECTOR_RPC_TRANSPORT"
+        if [[ "$INSPECTOR_RPC_TRANSPORT" == "json-rpc" ]]; then
+            _inspector_json_rpc_client
+        else
+            iniset "$INSPECTOR_CONF_FILE" DEFAULT transport_url "$(get_transport_url)"
+        fi
         iniset "$INSPECTOR_CONF_FILE" coordination backend_url "$INSPECTOR_COORDINATION_URL"
         local i
         for ((i = 1; i <= INSPECTOR_CONDUCTORS; i++)); do
             iniset "$INSPECTOR_CONF_DIR/conductor-$i.conf" DEFAULT host "$(hostname)-$i"
+            if [[ "$INSPECTOR_RPC_TRANSPORT" == "json-rpc" ]]; then
+                iniset "$INSPECTOR_CONF_DIR/conductor-$i.conf" json_rpc host_ip "$INSPECTOR_HOST"
+                iniset "$INSPECTOR_CONF_DIR/conductor-$i.conf" json_rpc port "$((INSPECTOR_JSON_RPC_PORT + i - 1))"
+            fi
         done
     else
         iniset "$INSPECTOR_CONF_FILE" DEFAULT standalone True
@@ -54,6 +66,19 @@ function inspector_configure {
         iniset "$INSPECTOR_CONF_FILE" DEFAULT listen_port "$INSPECTOR_PORT"
     fi
     "$INSPECTOR_BIN_DIR/ironic-inspector-dbsync" --config-file "$INSPECTOR_CONF_FILE" upgrade
+}
+
+# The API calls the conductors with a Keystone token of the service user;
+# the conductors check it with [keystone_authtoken] and require admin.
+function _inspector_json_rpc_client {
+    iniset "$INSPECTOR_CONF_FILE" json_rpc auth_strategy keystone
+    iniset "$INSPECTOR_CONF_FILE" json_rpc auth_type password
+    iniset "$INSPECTOR_CONF_FILE" json_rpc auth_url "$KEYSTONE_SERVICE_URI"
+    iniset "$INSPECTOR_CONF_FILE" json_rpc username ironic-inspector
+    iniset "$INSPECTOR_CONF_FILE" json_rpc password "$SERVICE_PASSWORD"
+    iniset "$INSPECTOR_CONF_FILE" json_rpc project_name "$SERVICE_PROJECT_NAME"
+    iniset "$INSPECTOR_CONF_FILE" json_rpc user_domain_name Default
+    iniset "$INSPECTOR_CONF_FILE" json_rpc project_domain_name Default
 }
 
 function inspector_register {
@@ -118,7 +143,7 @@ if is_service_enabled ironic-inspector; then
         echo_summary "Installing ironic-inspector"
         inspector_install
     elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
-        echo_summary "Configuring ironic-inspector ($INSPECTOR_SHAPE)"
+        echo_summary "Configuring ironic-inspector ($INSPECTOR_SHAPE, casts: $INSPECTOR_RPC_TRANSPORT)"
         inspector_configure
         inspector_register
     elif [[ "$1" == "stack" && "$2" == "extra" ]]; then

@@ -199,14 +199,19 @@ class SplitCluster:
         self.conductors.append(conductor)
         return conductor
 
-    def add_api(self, name: str) -> ApiServer:
+    def add_api(
+        self, name: str, options: dict[str, dict[str, str]] | None = None
+    ) -> ApiServer:
         """One more ``ironic-inspector-api-wsgi`` process on the same
-        configuration (the caller stops it)."""
+        configuration, ``options`` added (the caller stops it)."""
+        merged = self._options(name)
+        for group, values in (options or {}).items():
+            merged.setdefault(group, {}).update(values)
         api = ApiServer(
             self.work_dir / name,
             self.ironic_url,
             database_url=self.database_url,
-            options=self._options(name),
+            options=merged,
         )
         api.start(dbsync=False)
         return api

@@ -95,6 +95,10 @@ class Sender(Protocol):
 
     def send(self, host: str, method: str, params: dict[str, Any]) -> None: ...
 
+    def ready(self, host: str) -> None:
+        """Whether ``host`` takes casts from this process, as far as the
+        sender can tell without casting (raises like :meth:`send`)."""
+
 
 class OsloSender:
     """``rpc_transport = oslo``: a cast through the message broker."""
@@ -124,6 +128,9 @@ class OsloSender:
                 reason=f"the message broker {self._broker} is unreachable "
                 f"({cause}), so {method} could not be handed to a conductor"
             ) from exc
+
+    def ready(self, host: str) -> None:
+        """The broker queues casts for any member: nothing to check here."""
 
 
 class ConductorClient:
@@ -155,6 +162,38 @@ class ConductorClient:
     def sender(self) -> Any:
         """What delivers the casts (the health check pings through it)."""
         return self._sender
+
+    def require(self) -> None:
+        """Before recording an operator's request: is there a conductor
+        that takes work from this process? Conductors the sender finds
+        unready (on json-rpc: not answering, or refusing this API's
+        credentials or certificate) are skipped like failed casts.
+
+        :raises ServiceUnavailable: none is, naming each cause.
+        """
+        tried: list[str] = []
+        causes: list[str] = []
+        while len(tried) < MAX_CAST_ATTEMPTS:
+            try:
+                host = self._router.pick(exclude=tried)
+            except exceptions.ServiceUnavailable:
+                if not causes:
+                    raise
+                break
+            try:
+                self._sender.ready(host)
+            except exceptions.ServiceUnavailable:
+                raise
+            except Exception as exc:  # this one does not take work from us
+                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                tried.append(host)
+                causes.append(f"{host}: {cause}")
+                continue
+            return
+        raise exceptions.ServiceUnavailable(
+            reason="no conductor takes work from this API "
+            f"(tried {', '.join(tried)}): {'; '.join(causes)}"
+        )
 
     def _cast(self, method: str, **kwargs: Any) -> str:
         tried: list[str] = []

@@ -41,11 +41,12 @@ def require_conductor(rt: Runtime) -> None:
     it? Nothing is written when there is none, so the 503 changes nothing
     and the client's retry starts afresh.
 
-    :raises ServiceUnavailable: no live, enabled conductor is known.
+    :raises ServiceUnavailable: no live, enabled conductor is known, or
+        none takes work from this process (json-rpc: credentials, TLS).
     """
     if rt.rpc is None:
         raise exceptions.ServiceUnavailable(reason="no conductor is available")
-    rt.rpc.router.pick()
+    rt.rpc.require()
 
 
 def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:

@@ -9,6 +9,8 @@ in it.
 
 import itertools
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,10 @@ from oslo_config import cfg
 from inspector.jsonrpc import auth, protocol
 
 LOG = logging.getLogger(__name__)
+
+READY_FOR = 30.0
+"""Seconds a conductor that answered this process's ping counts as ready
+without another ping (see :meth:`JsonRpcSender.ready`)."""
 
 CONNECT_TIMEOUT = 2.0
 """Seconds to open a connection to a conductor (at most [json_rpc]timeout)."""
@@ -44,6 +50,9 @@ class JsonRpcSender:
         self.timeout = float(opts.timeout)
         self.connect_retries = int(opts.connect_retries)
         self._ids = itertools.count(1)
+        self._guard = threading.Lock()
+        self._ready: dict[str, float] = {}
+        """URL -> until when it counts as ready."""
         self._session = requests.Session()
         # the configuration decides, not the environment (proxies, CA bundle)
         self._session.trust_env = False
@@ -79,18 +88,38 @@ class JsonRpcSender:
         elif self.strategy == "keystone":
             self._token = _keystone_token(conf)
 
-    def send(self, host: str, method: str, params: dict[str, Any]) -> Any:
-        """Call ``method`` on conductor ``host``; its result.
+    def ready(self, host: str) -> None:
+        """An authenticated ping to ``host`` unless it answered one (or took
+        a call) in the last :data:`READY_FOR` seconds: an operator's start
+        gets its 503 before anything is recorded when no conductor accepts
+        this API's credentials or certificate.
 
-        :raises CallFailed: it was not taken (the cause in one line).
+        :raises CallFailed: it did not answer as ``host``.
         """
+        url = self._url(host)
+        with self._guard:
+            if time.monotonic() < self._ready.get(url, 0.0):
+                return
+        result = self.call(url, "ping", {})
+        answered = result.get("host") if isinstance(result, dict) else None
+        if answered != host:
+            raise CallFailed(f"{url}: answered as {answered!r}, not as {host!r}")
+
+    def _url(self, host: str) -> str:
         url = self._resolve(host)
         if url is None:
             raise CallFailed(
                 f"conductor {host} published no JSON-RPC endpoint (is it on "
                 "[DEFAULT]rpc_transport = json-rpc?)"
             )
-        return self.call(url, method, params)
+        return url
+
+    def send(self, host: str, method: str, params: dict[str, Any]) -> Any:
+        """Call ``method`` on conductor ``host``; its result.
+
+        :raises CallFailed: it was not taken (the cause in one line).
+        """
+        return self.call(self._url(host), method, params)
 
     def call(self, url: str, method: str, params: dict[str, Any]) -> Any:
         """Call ``method`` at ``url`` (the status command pings this way)."""
@@ -125,7 +154,10 @@ class JsonRpcSender:
                 raise CallFailed(f"{url}: {_first_line(exc)}") from exc
             if attempt == self.connect_retries:
                 raise CallFailed(failure) from error
-        return _result(url, response)
+        result = _result(url, response)
+        with self._guard:  # it took a call with our credentials
+            self._ready[url] = time.monotonic() + READY_FOR
+        return result
 
 
 def _result(url: str, response: requests.Response) -> Any:

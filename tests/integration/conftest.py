@@ -247,6 +247,7 @@ class SplitFactory(Protocol):
         api_server: str = "local",
         api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
+        rpc_transport: str = "oslo",
     ) -> contextlib.AbstractContextManager[SplitCluster]: ...
 
 
@@ -257,7 +258,7 @@ def split_cluster(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> SplitFactory:
     """Makes split clusters (API and conductor processes, etcd or Redis,
-    RabbitMQ) on the session's Ironic and PostgreSQL: ``with
+    RabbitMQ unless ``rpc_transport`` is json-rpc) on the session's Ironic and PostgreSQL: ``with
     split_cluster(name, ...) as cluster``, where ``name`` picks the work
     directory and the database ``inspector_<name>``."""
 
@@ -270,6 +271,7 @@ def split_cluster(
         api_server: str = "local",
         api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
+        rpc_transport: str = "oslo",
     ) -> Iterator[SplitCluster]:
         cluster = SplitCluster(
             tmp_path_factory.mktemp(name),
@@ -282,6 +284,7 @@ def split_cluster(
             api_server=api_server,
             coordination=coordination,
             api_processes=api_processes,
+            rpc_transport=rpc_transport,
         )
         with cluster:
             yield cluster

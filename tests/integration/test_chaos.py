@@ -2,7 +2,9 @@
 
 Three conductors against the real Ironic; meanwhile the test SIGKILLs
 conductors while they own steps (holding node locks, mid-processing),
-restarts one, and restarts etcd and RabbitMQ once each. Every introspection
+restarts one, and restarts etcd and RabbitMQ once each (on JSON-RPC, with
+no broker, a conductor is frozen for a few seconds instead: casts to it time
+out and go to another). Every introspection
 must end ``finished``, none stuck, every step a killed conductor owned taken
 over within the deadline. Bounded in time; everything on loopback.
 """
@@ -10,6 +12,7 @@ over within the deadline. Bounded in time; everything on loopback.
 import concurrent.futures
 import itertools
 import random
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -30,10 +33,13 @@ RESOLVE_WITHIN = 30.0
 _names = itertools.count(21)
 
 
-@pytest.fixture(scope="module")
-def cluster(split_cluster: SplitFactory) -> Iterator[SplitCluster]:
+@pytest.fixture(scope="module", params=["oslo", "json-rpc"])
+def cluster(
+    request: pytest.FixtureRequest, split_cluster: SplitFactory
+) -> Iterator[SplitCluster]:
     with split_cluster(
-        "chaos",
+        f"chaos_{request.param.replace('-', '_')}",
+        rpc_transport=request.param,
         options={
             "DEFAULT": {"introspection_delay": "0"},
             "coordination": {
@@ -76,6 +82,7 @@ class Chaos:
         self.orphans: list[tuple[str, float, set[str]]] = []
         self.done: set[str] = set()
         self.log: list[str] = []
+        self.frozen: ConductorServer | None = None
 
     def _busiest(self) -> ConductorServer:
         alive = [c for c in self.cluster.conductors if c.pid is not None]
@@ -111,16 +118,28 @@ class Chaos:
         self.cluster.rabbit.start()
         self.log.append("restarted RabbitMQ")
 
+    def freeze(self) -> None:
+        self.frozen = next(c for c in self.cluster.conductors if c.pid is not None)
+        self.frozen.signal(signal.SIGSTOP)
+        self.log.append(f"froze {self.frozen.host} for 4 s")
+
+    def thaw(self) -> None:
+        assert self.frozen is not None
+        self.frozen.signal(signal.SIGCONT)
+        self.log.append(f"thawed {self.frozen.host}")
+
     def schedule(self) -> list[tuple[float, Any]]:
-        return [
+        events: list[tuple[float, Any]] = [
             (3, self.kill),
             (6, self.add),
             (9, self.kill),
             (11, self.add),
             (13, self.restart),
             (16, self.restart_etcd),
-            (20, self.restart_rabbitmq),
         ]
+        if self.cluster.rpc_transport == "oslo":
+            return events + [(20, self.restart_rabbitmq)]
+        return events + [(20, self.freeze), (24, self.thaw)]
 
 
 def _start_all(client: Client, uuids: list[str]) -> None:
@@ -133,8 +152,10 @@ def test_chaos(
     cluster: SplitCluster, ironic_api: IronicAPI, db: sa.engine.Engine
 ) -> None:
     client = Client(cluster.url)
+    # each cluster introspects machines of its own in the session's Ironic
+    first = 5000 if cluster.rpc_transport == "oslo" else 5200
     lab_machines: list[Machine] = [
-        machines.make_machine(5000 + index, seed=11) for index in range(COUNT)
+        machines.make_machine(first + index, seed=11) for index in range(COUNT)
     ]
     by_uuid: dict[str, Machine] = {}
     with concurrent.futures.ThreadPoolExecutor(8) as pool:

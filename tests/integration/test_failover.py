@@ -1,6 +1,7 @@
 """Failure survival in split mode: killed, paused and leading conductors.
 
-Real etcd, RabbitMQ, PostgreSQL, Ironic and conductor processes. Power-ons
+Real etcd, PostgreSQL, Ironic and conductor processes, with the casts on
+RabbitMQ and (a second cluster) on JSON-RPC. Power-ons
 are spaced 3 s apart (cluster-wide), so a conductor can be caught owning a
 step it has not acted on yet: it is waiting for its power-on slot.
 """
@@ -31,10 +32,14 @@ DELAY = 3.0
 LEASE = 3.0
 
 
-@pytest.fixture(scope="module")
-def cluster(split_cluster: SplitFactory) -> Iterator[SplitCluster]:
+@pytest.fixture(scope="module", params=["oslo", "json-rpc"])
+def cluster(
+    request: pytest.FixtureRequest, split_cluster: SplitFactory
+) -> Iterator[SplitCluster]:
+    """Under each transport: RabbitMQ, or the conductors' JSON-RPC endpoints."""
     with split_cluster(
-        "failover",
+        f"failover_{request.param.replace('-', '_')}",
+        rpc_transport=request.param,
         options={
             "DEFAULT": {"introspection_delay": str(DELAY)},
             "coordination": {
@@ -100,6 +105,11 @@ def pending_owner(
 
     wait_until(one, 20, "no node waits for its power-on slot")
     return found[0]
+
+
+def no_broker(cluster: SplitCluster, server: str) -> None:
+    if server == "rabbitmq" and cluster.rpc_transport == "json-rpc":
+        pytest.skip("json-rpc: no broker runs, nothing to restart")
 
 
 def start_all(client: Client, lab: Lab, count: int) -> list[str]:
@@ -209,6 +219,7 @@ def test_backend_restart_loses_nothing(
 ) -> None:
     """Restart the broker or etcd with an introspection waiting for its
     ramdisk: it still finishes, and new work is taken within seconds."""
+    no_broker(running, server)
     client = Client(running.url)
     (machine, waiting), _ = _introspect_soon(client, lab, 10)
     client.wait_for(waiting, "waiting", timeout=30)
@@ -240,6 +251,7 @@ def test_outage_answers_503_fast_and_recovers(
     recorded (database, or etcd for the node lock), accepted and run by the
     leader when only the broker is away; afterwards everything works again
     without restarting anything."""
+    no_broker(running, server)
     client = Client(running.url)
     (_machine, known), _ = _introspect_soon(client, lab, 10)
     client.wait_for(known, "waiting", timeout=30)
@@ -333,7 +345,15 @@ def test_status_check_reaches_every_backend(running: SplitCluster) -> None:
 
     code, checks = check()
     assert code == 0, checks
-    assert "answers" in checks["Message broker"]["details"]
+    if running.rpc_transport == "oslo":
+        assert "answers" in checks["Message broker"]["details"]
+    else:
+        assert "no message broker" in checks["Message broker"]["details"]
+        endpoints = checks["Conductor endpoints"]["details"]
+        for conductor in running.conductors:
+            port = conductor.options["json_rpc"]["port"]
+            assert f"{conductor.host} http://127.0.0.1:{port}/: answers" in endpoints
+    assert checks["Conductor endpoints"]["result"] == 0
     assert "conductor(s) in the group" in checks["Coordination backend"]["details"]
     running.etcd.stop()
     try:
@@ -344,3 +364,9 @@ def test_status_check_reaches_every_backend(running: SplitCluster) -> None:
     assert checks["Coordination backend"]["result"] == 2
     assert "does not answer" in checks["Coordination backend"]["details"]
     assert checks["Message broker"]["result"] == 0
+    if running.rpc_transport == "json-rpc":  # the group cannot be read
+        assert checks["Conductor endpoints"]["result"] == 2
+        assert (
+            "cannot read the conductor group"
+            in checks["Conductor endpoints"]["details"]
+        )

@@ -1,6 +1,7 @@
 """One source of truth for conductors: after every change, made through any
 interface, the HTTP view, the CLI view and the routing decision agree.
-Split mode on etcd and on Redis (the standalone shape: functional tests)."""
+Split mode on etcd and on Redis, casts on RabbitMQ, and on etcd with casts
+on JSON-RPC (the standalone shape: functional tests)."""
 
 import json
 import subprocess
@@ -28,13 +29,19 @@ V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
 BIN = Path(sys.executable).parent
 
 
-@pytest.fixture(scope="module", params=["etcd", "redis"])
+@pytest.fixture(
+    scope="module",
+    params=[("etcd", "oslo"), ("redis", "oslo"), ("etcd", "json-rpc")],
+    ids=["etcd", "redis", "etcd-json-rpc"],
+)
 def cluster(
     request: pytest.FixtureRequest, split_cluster: SplitFactory
 ) -> Iterator[SplitCluster]:
+    coordination, transport = request.param
     with split_cluster(
-        f"group_{request.param}",
-        coordination=request.param,
+        f"group_{coordination}_{transport.replace('-', '_')}",
+        coordination=coordination,
+        rpc_transport=transport,
         options={"DEFAULT": {"introspection_delay": "0"}},
     ) as split:
         yield split

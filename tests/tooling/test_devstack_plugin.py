@@ -82,7 +82,13 @@ def test_shellcheck() -> None:
 
 
 class Stack:
-    def __init__(self, work: pathlib.Path, shape: str, conductors: int = 2) -> None:
+    def __init__(
+        self,
+        work: pathlib.Path,
+        shape: str,
+        conductors: int = 2,
+        rpc_transport: str = "oslo",
+    ) -> None:
         self.work = work
         self.log = work / "stub.log"
         self.conf_dir = work / "etc"
@@ -102,6 +108,7 @@ class Stack:
             "INSPECTOR_WSGI_DIR": str(work / "wsgi"),
             "INSPECTOR_SHAPE": shape,
             "INSPECTOR_CONDUCTORS": str(conductors),
+            "INSPECTOR_RPC_TRANSPORT": rpc_transport,
             "STACK_USER": _user(),
             "SERVICE_HOST": "192.0.2.10",
             "SERVICE_PROTOCOL": "http",
@@ -227,6 +234,36 @@ def test_split(tmp_path: pathlib.Path) -> None:
         f"stop_process ironic-inspector-conductor-{i}" for i in (1, 2, 3)
     ]
     assert "disable_apache_site ironic-inspector-api" in stack.calls()
+
+
+def test_split_on_json_rpc(tmp_path: pathlib.Path) -> None:
+    stack = Stack(tmp_path, "split", conductors=2, rpc_transport="json-rpc")
+    stack.run_all()
+    conf = stack.ini()
+    assert conf.get("DEFAULT", "rpc_transport") == "json-rpc"
+    assert not conf.has_option("DEFAULT", "transport_url")  # no broker at all
+    assert conf.get("json_rpc", "auth_strategy") == "keystone"
+    assert conf.get("json_rpc", "auth_url") == "http://192.0.2.10/identity"
+    assert conf.get("json_rpc", "password") == "servicepw"
+    assert conf.get("keystone_authtoken", "auth_type") == "password"
+    ports = []
+    for i in (1, 2):
+        conductor = stack.ini(f"conductor-{i}.conf")
+        assert conductor.get("json_rpc", "host_ip") == "192.0.2.10"
+        ports.append(conductor.get("json_rpc", "port"))
+    assert ports == ["8089", "8090"]  # two conductors on one host
+    started = [c for c in stack.calls() if c.startswith("run_process")]
+    assert len(started) == 2
+
+
+def test_bad_transport_dies_with_a_message(tmp_path: pathlib.Path) -> None:
+    stack = Stack(tmp_path, "split", rpc_transport="zeromq")
+    stack.phase("stack", "install")
+    with pytest.raises(AssertionError):
+        stack.phase("stack", "post-config")
+    assert any(
+        "INSPECTOR_RPC_TRANSPORT must be oslo or json-rpc" in c for c in stack.calls()
+    )
 
 
 def test_bad_shape_dies_with_a_message(tmp_path: pathlib.Path) -> None:
