@@ -132,6 +132,39 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
     }
 
 
+def cast_costs(config_file: pathlib.Path, rounds: int = 300) -> dict[str, Any]:
+    """How long the API waits for one cast, measured with the API's own
+    client built from its configuration: RabbitMQ returns once the broker
+    has the message; JSON-RPC once the conductor has looked the step up
+    (an unknown node here, so nothing else runs)."""
+    import uuid as uuid_lib
+
+    from oslo_config import cfg
+
+    from inspector.cmd import process
+    from inspector.server import wiring
+
+    conf = process.parse_config(["--config-file", str(config_file)], cfg.ConfigOpts())
+    service = wiring.api(conf)
+    try:
+        rpc = service.runtime.rpc
+        assert rpc is not None
+        rpc.process(str(uuid_lib.uuid4()), 1)  # connections open
+        took = []
+        for _ in range(rounds):
+            uuid = str(uuid_lib.uuid4())
+            started = time.perf_counter()
+            rpc.process(uuid, 1)
+            took.append((time.perf_counter() - started) * 1000)
+    finally:
+        service.stop()
+    return {
+        "casts": rounds,
+        "p50_ms": round(statistics.median(took), 2),
+        "p99_ms": round(_percentile(took, 99), 2),
+    }
+
+
 def api_import_seconds(rounds: int = 3) -> float:
     """Median seconds a fresh interpreter takes to import the API's modules."""
     import sys
@@ -281,6 +314,8 @@ def run(options: BenchOptions) -> dict[str, Any]:
         result["api_import_s"] = api_import_seconds()
         if running.cluster is not None:
             result["coordination"] = coordination_costs(running.cluster.backend_url)
+            assert running.cluster.api is not None
+            result["cast_ms"] = cast_costs(running.cluster.api.config_file)
     shutil.rmtree(work, ignore_errors=True)
     return result
 
@@ -320,4 +355,9 @@ def report(results: list[dict[str, Any]]) -> str:
             )
         if "coordination" in r:
             lines.append(f"{r['shape']}: coordination {json.dumps(r['coordination'])}")
+        if "cast_ms" in r:
+            lines.append(
+                f"{r['shape']}: one cast, as the API waits for it "
+                f"{json.dumps(r['cast_ms'])}"
+            )
     return "\n".join(lines)

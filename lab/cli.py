@@ -15,10 +15,11 @@ from lab.ironic_server import IronicServer, default_cache_dir
 def _split_api_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rpc",
-        choices=("oslo", "json-rpc"),
+        choices=("oslo", "json-rpc", "json-rpc-tls"),
         default="oslo",
         help="split mode: hand work to the conductors over RabbitMQ (oslo, "
-        "default) or over each conductor's JSON-RPC endpoint (no broker runs)",
+        "default) or over each conductor's JSON-RPC endpoint (no broker "
+        "runs), json-rpc-tls with HTTPS",
     )
     parser.add_argument(
         "--split-api",
@@ -66,8 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--shapes",
         default="standalone,split-2",
-        help="comma separated: standalone, split-N, split-N-json-rpc, "
-        "split-N-oslo (default standalone,split-2; split-N takes --rpc)",
+        help="comma separated: standalone, split-N, split-N-oslo, "
+        "split-N-json-rpc, split-N-json-rpc-tls (default standalone,split-2; "
+        "split-N takes --rpc)",
     )
     bench.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
@@ -100,7 +102,9 @@ def _bench(args: argparse.Namespace) -> int:
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))
-        elif match := re.fullmatch(r"split-([1-9][0-9]*)(-json-rpc|-oslo)?", shape):
+        elif match := re.fullmatch(
+            r"split-([1-9][0-9]*)(-json-rpc-tls|-json-rpc|-oslo)?", shape
+        ):
             if match.group(2):
                 common["rpc_transport"] = match.group(2)[1:]
             runs.append(bench.BenchOptions(split=int(match.group(1)), **common))

@@ -94,7 +94,10 @@ def _shape(options: DemoOptions) -> str:
     if options.split is None:
         return "standalone"
     api = "under Apache" if options.split_api == "apache" else "on its own server"
-    casts = "JSON-RPC, no broker" if options.rpc_transport == "json-rpc" else "RabbitMQ"
+    casts = {
+        "json-rpc": "JSON-RPC, no broker",
+        "json-rpc-tls": "JSON-RPC over TLS, no broker",
+    }.get(options.rpc_transport, "RabbitMQ")
     return f"split: API {api}, {options.split} conductors, casts over {casts}"
 
 
@@ -336,7 +339,8 @@ def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) ->
         where.append(f"API ({api}): {url} (logs in {cluster.api.work_dir})")
         for c in cluster.conductors:
             rpc = c.options.get("json_rpc", {}).get("port")
-            endpoint = f" (JSON-RPC http://127.0.0.1:{rpc}/)" if rpc else ""
+            scheme = "https" if cluster.rpc_tls else "http"
+            endpoint = f" (JSON-RPC {scheme}://127.0.0.1:{rpc}/)" if rpc else ""
             where.append(f"{c.host}: log {c.log_file}{endpoint}")
         where.append(f"etcd: {cluster.etcd.client_url}")
         if cluster.rpc_transport == "oslo":

@@ -3,6 +3,7 @@ casts), PostgreSQL, the API, N conductors."""
 
 import logging
 import pathlib
+import subprocess
 import time
 
 from lab import loopback
@@ -17,9 +18,10 @@ LOG = logging.getLogger(__name__)
 API_SERVERS = ("local", "apache")
 """Where the split API runs: its own threaded server, or Apache/mod_wsgi."""
 
-RPC_TRANSPORTS = ("oslo", "json-rpc")
+RPC_TRANSPORTS = ("oslo", "json-rpc", "json-rpc-tls")
 """How the API hands work to the conductors: RabbitMQ, or each conductor's
-JSON-RPC endpoint (no broker runs then)."""
+JSON-RPC endpoint (no broker runs then), plain or over TLS with a
+self-signed certificate the API trusts."""
 
 
 class ApiServer(InspectorServer):
@@ -88,7 +90,8 @@ class SplitCluster:
                 f"rpc_transport must be one of {', '.join(RPC_TRANSPORTS)}, "
                 f"not {rpc_transport!r}"
             )
-        self.rpc_transport = rpc_transport
+        self.rpc_tls = rpc_transport == "json-rpc-tls"
+        self.rpc_transport = rpc_transport.removesuffix("-tls")
         if api_server not in API_SERVERS:
             raise ValueError(
                 f"api_server must be one of {', '.join(API_SERVERS)}, "
@@ -134,9 +137,33 @@ class SplitCluster:
             groups["DEFAULT"]["transport_url"] = self.rabbit.transport_url
         else:
             groups["json_rpc"] = {"host_ip": "127.0.0.1"}
+            if self.rpc_tls:
+                cert, key = self._rpc_certificate()
+                groups["json_rpc"].update(
+                    use_ssl="True", cert_file=cert, key_file=key, cafile=cert
+                )
         for group, values in self.options.items():
             groups.setdefault(group, {}).update(values)
         return groups
+
+    def _rpc_certificate(self) -> tuple[str, str]:
+        """A self-signed certificate for 127.0.0.1 (made once), which the
+        API trusts as its own CA file."""
+        cert, key = self.work_dir / "json-rpc.crt", self.work_dir / "json-rpc.key"
+        if not cert.exists():
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+            subprocess.run(
+                [
+                    "openssl", "req", "-x509", "-newkey", "ec",
+                    "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-days", "2", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert),
+                ],
+                check=True,
+                capture_output=True,
+            )  # fmt: skip
+        return str(cert), str(key)
 
     @property
     def database_url(self) -> str:

@@ -552,3 +552,53 @@ def test_ping_reports_each_conductor(serve: Any) -> None:
     assert "conductor-b " + dead + ": connection refused" in line
     assert "answered as 'conductor-a', not 'impostor'" in line
     assert probe.summary([]) == (False, "json-rpc: no live conductor to call")
+
+
+def test_require_skips_conductors_that_refuse_this_api(
+    serve: Any, tmp_path: pathlib.Path
+) -> None:
+    """Before an operator's request is recorded: a conductor that refuses
+    the API's credentials counts as none; one that answered stays ready
+    for a while without another ping."""
+    server_conf = make_conf(
+        json_rpc={
+            "auth_strategy": "http_basic",
+            "http_basic_auth_user_file": htpasswd(tmp_path),
+        }
+    )
+    running = serve(server_conf)
+
+    class Router:
+        def pick(self, exclude: Any = ()) -> str:
+            if "conductor-a" in exclude:
+                raise exceptions.ServiceUnavailable(reason="no conductor is available")
+            return "conductor-a"
+
+        def invalidate(self) -> None:
+            pass
+
+        def hosts(self) -> list[str]:
+            return ["conductor-a"]
+
+    def client(password: str) -> ConductorClient:
+        conf = make_conf(
+            json_rpc={
+                "auth_strategy": "http_basic",
+                "http_basic_username": "api",
+                "http_basic_password": password,
+            }
+        )
+        return ConductorClient(JsonRpcSender(conf, lambda _h: running.url), Router())
+
+    with pytest.raises(exceptions.ServiceUnavailable) as caught:
+        client("not-it").require()
+    assert caught.value.kwargs["reason"] == (
+        "no conductor takes work from this API (tried conductor-a): conductor-a: "
+        f"{running.url}: refused with 401 (wrong credentials: check "
+        "[json_rpc]auth_strategy and the credentials on both sides)"
+    )
+    good = client(PASSWORD)
+    good.require()
+    running.server.stop()  # answered a moment ago: ready without asking
+    good.require()
+    assert running.manager.calls == []  # a ping runs nothing
