@@ -11,6 +11,7 @@ from tooz import coordination
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
+from inspector.jsonrpc import endpoint as rpc_endpoint
 
 if TYPE_CHECKING:
     from inspector.coordination.conductor_state import StateStore
@@ -111,9 +112,16 @@ class GroupMembers:
                 return list(self._hosts)
 
     def _read(self) -> list[str]:
+        capabilities: dict[bytes, Any] = {}
         with translated("list the conductor group"):
             try:
-                members = self._coordinator.get_members(GROUP_ID).get()
+                if self._want_endpoints:  # one read for members and endpoints
+                    capabilities = self._coordinator.get_members_with_capabilities(
+                        GROUP_ID
+                    ).get()
+                    members = set(capabilities)
+                else:
+                    members = self._coordinator.get_members(GROUP_ID).get()
             except coordination.GroupNotCreated:
                 members = set()
         hosts = sorted(m.decode() for m in members)
@@ -124,9 +132,10 @@ class GroupMembers:
                     reason = _disabled_reason(self._store, host)
                     if reason is not None:
                         disabled[host] = reason
-        endpoints = (
-            {h: self._read_endpoint(h) for h in hosts} if self._want_endpoints else {}
-        )
+        endpoints = {
+            member.decode(): rpc_endpoint.of(caps)
+            for member, caps in capabilities.items()
+        }
         with self._guard:
             self._hosts, self._read_at = hosts, time.monotonic()
             self._disabled = disabled
@@ -140,8 +149,6 @@ class GroupMembers:
         return list(hosts)
 
     def _read_endpoint(self, host: str) -> str | None:
-        from inspector.jsonrpc import endpoint
-
         with translated("read a conductor's endpoint"):
             try:
                 capabilities = self._coordinator.get_member_capabilities(
@@ -149,7 +156,7 @@ class GroupMembers:
                 ).get()
             except coordination.MemberNotJoined:
                 return None  # it left between the two reads
-        return endpoint.of(capabilities)
+        return rpc_endpoint.of(capabilities)
 
     def endpoint(self, host: str) -> str | None:
         """The JSON-RPC URL ``host`` published (as of the cached read; read

@@ -91,6 +91,22 @@ def test_members_cache_and_pick(coordinators: Any) -> None:
         members.pick(exclude=["a", "b", "c"])
 
 
+def test_members_with_their_json_rpc_endpoints(coordinators: Any) -> None:
+    Membership(
+        coordinators("a"), "a", {"rpc_endpoint": "https://10.0.0.1:8089/"}
+    )._join()
+    Membership(coordinators("b"), "b", {"host": "b"})._join()  # on oslo
+    members = GroupMembers(coordinators("api"), ttl=60, endpoints=True)
+    assert members.hosts() == ["a", "b"]
+    assert members.endpoint("a") == "https://10.0.0.1:8089/"
+    assert members.endpoint("b") is None
+    assert members.endpoint("gone") is None  # not a member: nothing to call
+    # a member that joined after the cached read is read on its own
+    Membership(coordinators("c"), "c", {"rpc_endpoint": "http://c:8090/"})._join()
+    assert members.hosts() == ["a", "b"]
+    assert members.endpoint("c") == "http://c:8090/"
+
+
 def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
     with pytest.raises(
         exceptions.ServiceUnavailable, match="no conductor is available"
