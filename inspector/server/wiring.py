@@ -181,9 +181,10 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     pxe_filter.check_driver(conf)
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
+    # JSON-RPC's files (TLS, htpasswd) are checked before anything connects
+    transport, serve, capabilities = _conductor_transport(conf)
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
-    transport, serve, capabilities = _conductor_transport(conf)
     coordinator = start_coordinator(conf, conf.host)
     rt = Runtime(
         conf=conf,
@@ -236,13 +237,14 @@ def _conductor_transport(
     return None, serve, {endpoint.CAPABILITY: url}
 
 
-def _sender(conf: cfg.ConfigOpts, members: GroupMembers) -> Any:
+def _sender(conf: cfg.ConfigOpts, resolve: Any) -> Any:
     """The API's sender for [DEFAULT]rpc_transport, and its oslo transport
-    (None on json-rpc: no connection to transport_url is ever opened)."""
+    (None on json-rpc: no connection to transport_url is ever opened).
+    ``resolve`` gives a conductor's published URL (json-rpc)."""
     if conf.rpc_transport == "json-rpc":
         from inspector.jsonrpc.client import JsonRpcSender
 
-        return JsonRpcSender(conf, members.endpoint), None
+        return JsonRpcSender(conf, resolve), None
     transport = messaging.get_rpc_transport(conf)
     return OsloSender(conf, transport), transport
 
@@ -284,10 +286,23 @@ def api(conf: cfg.ConfigOpts) -> Api:
         )
     opts.validate(conf)
     shape.check_split(conf)
-    db = engine.from_conf(conf)
-    migration.ensure_schema(db)
-    # a private member id: API processes never join the group
-    coordinator = start_coordinator(conf, f"{conf.host}.api.{os.getpid()}")
+    # the transport's options are checked before anything connects; the
+    # conductors' URLs come from the group, read later
+    members: GroupMembers | None = None
+
+    def resolve(host: str) -> str | None:
+        return members.endpoint(host) if members is not None else None
+
+    sender, transport = _sender(conf, resolve)
+    try:
+        db = engine.from_conf(conf)
+        migration.ensure_schema(db)
+        # a private member id: API processes never join the group
+        coordinator = start_coordinator(conf, f"{conf.host}.api.{os.getpid()}")
+    except Exception:
+        if transport is not None:
+            transport.cleanup()
+        raise
     store = conductor_state.for_coordinator(coordinator)
     members = GroupMembers(
         coordinator,
@@ -296,11 +311,6 @@ def api(conf: cfg.ConfigOpts) -> Api:
         stale_ok=True,
         endpoints=conf.rpc_transport == "json-rpc",
     )
-    try:
-        sender, transport = _sender(conf, members)
-    except Exception:
-        coordinator.stop()
-        raise
     rt = Runtime(
         conf=conf,
         db=db,

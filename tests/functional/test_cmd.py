@@ -219,3 +219,51 @@ def test_mdns_needs_a_tcp_listener(tmp_path: pathlib.Path) -> None:
     result = run(tmp_path, "ironic-inspector", conf)
     assert result.returncode == 2, result.stderr
     assert "[DEFAULT]enable_mdns needs a TCP listener" in result.stderr
+
+
+JSON_RPC = SPLIT.replace(
+    "[DEFAULT]\nstandalone = False\n",
+    "[DEFAULT]\nstandalone = False\nrpc_transport = json-rpc\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("script", "options", "fragment"),
+    [
+        (
+            "ironic-inspector-conductor",
+            "[json_rpc]\nuse_ssl = True\ncert_file = /nonexistent/c.crt\n"
+            "key_file = /nonexistent/c.key\n",
+            "[json_rpc]cert_file /nonexistent/c.crt cannot be read",
+        ),
+        (
+            "ironic-inspector-conductor",
+            "[json_rpc]\nauth_strategy = http_basic\n"
+            "http_basic_auth_user_file = {tmp}/htpasswd\n",
+            "[json_rpc]http_basic_auth_user_file {tmp}/htpasswd line 1 is not "
+            "user:bcrypt-hash",
+        ),
+        (
+            "ironic-inspector-api-wsgi",
+            "[json_rpc]\nauth_strategy = http_basic\n",
+            "[json_rpc]auth_strategy = http_basic needs "
+            "[json_rpc]http_basic_username and http_basic_password",
+        ),
+        (
+            "ironic-inspector-conductor",
+            "[DEFAULT]\nrpc_transport = zeromq\n",
+            "rpc_transport",
+        ),
+    ],
+)
+def test_json_rpc_options_are_checked_before_connecting(
+    tmp_path: pathlib.Path, script: str, options: str, fragment: str
+) -> None:
+    """Exit 2 and one line naming the option, before any backend is tried
+    (the database and etcd of SPLIT do not exist: exit 1 otherwise)."""
+    (tmp_path / "htpasswd").write_text("api:plaintext\n")
+    conf = JSON_RPC + options.format(tmp=tmp_path)
+    result = run(tmp_path, script, conf)
+    assert result.returncode == 2, result.stderr
+    assert fragment.format(tmp=tmp_path) in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
