@@ -144,7 +144,10 @@ def cast_costs(config_file: pathlib.Path, rounds: int = 300) -> dict[str, Any]:
     from inspector.cmd import process
     from inspector.server import wiring
 
-    conf = process.parse_config(["--config-file", str(config_file)], cfg.ConfigOpts())
+    # the global CONF, as the services: oslo.messaging registers some of its
+    # options there only; cleared first, as an earlier shape parsed it
+    cfg.CONF.clear()
+    conf = process.parse_config(["--config-file", str(config_file)])
     service = wiring.api(conf)
     try:
         rpc = service.runtime.rpc
