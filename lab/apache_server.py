@@ -179,12 +179,24 @@ class ApacheApiServer(ApiServer):
             raise RuntimeError(missing)
         self._check_readable()
         self.work_dir.mkdir(parents=True, exist_ok=True)
+        self._take_files()
         self.httpd_conf.write_text(self._httpd_conf())
         shutil.copy(SHIPPED / "inspector-api.wsgi", self.work_dir)
         if self.as_root:
             # the daemon processes write the inspector's log here
             shutil.chown(self.work_dir, RUN_AS, RUN_AS)
         super().start(timeout, dbsync)
+
+    def _take_files(self) -> None:
+        """Files the options name (the JSON-RPC client's CA), copied into
+        the work directory, which the daemon processes' user can read."""
+        group = self.options.get("json_rpc", {})
+        for name in ("cafile", "certfile", "keyfile"):
+            source = group.get(name)
+            if source and pathlib.Path(source).parent != self.work_dir:
+                copy = self.work_dir / f"json-rpc-{name}.pem"
+                shutil.copy(source, copy)
+                group[name] = str(copy)
 
     def _popen(self) -> "subprocess.Popen[bytes]":
         for path in self.work_dir.iterdir():

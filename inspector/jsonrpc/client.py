@@ -19,6 +19,7 @@ import urllib3
 from oslo_config import cfg
 
 from inspector.jsonrpc import auth, protocol
+from inspector.server import tls
 
 LOG = logging.getLogger(__name__)
 
@@ -59,6 +60,9 @@ class JsonRpcSender:
         adapter = requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=32)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
+        for name in ("cafile", "certfile", "keyfile"):
+            if opts[name]:  # unreadable: one line at start, not per call
+                tls.readable_file(f"[json_rpc]{name}", opts[name])
         if opts.insecure:
             self._session.verify = False
             # said once here, not by urllib3 on every call

@@ -62,7 +62,7 @@ def minimum_version(name: str | None) -> ssl.TLSVersion:
     return version
 
 
-def _readable(option: str, path: str) -> None:
+def readable_file(option: str, path: str) -> None:
     """:raises ConfigError: ``path`` (the value of ``option``) is no readable file."""
     try:
         with open(path, "rb") as stream:
@@ -107,7 +107,7 @@ def build_context(
         (f"{group}cert_file", cert_file),
         (f"{group}key_file", key_file),
     ):
-        _readable(option, path)
+        readable_file(option, path)
     # the certificate alone first, so a broken one is named as such
     probe = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     try:
@@ -134,7 +134,7 @@ def build_context(
             f"{_reason(exc)}"
         ) from exc
     if ca_file:
-        _readable(f"{group}ca_file", ca_file)
+        readable_file(f"{group}ca_file", ca_file)
         try:
             context.load_verify_locations(cafile=ca_file)
         except ssl.SSLError as exc:

@@ -602,3 +602,12 @@ def test_require_skips_conductors_that_refuse_this_api(
     running.server.stop()  # answered a moment ago: ready without asking
     good.require()
     assert running.manager.calls == []  # a ping runs nothing
+
+
+def test_an_unreadable_ca_file_is_refused_at_start(tmp_path: pathlib.Path) -> None:
+    conf = make_conf(json_rpc={"cafile": str(tmp_path / "missing-ca.crt")})
+    with pytest.raises(
+        exceptions.ConfigError,
+        match=r"\[json_rpc\]cafile .*missing-ca.crt cannot be read: No such file",
+    ):
+        JsonRpcSender(conf, lambda _h: None)
