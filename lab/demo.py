@@ -87,6 +87,10 @@ def start_inspector(
         assert conductor.pid is not None
         name = conductor.host.replace("lab-", "")
         cpu[name] = rss[name] = conductor.pid
+    if cluster.rpc_transport == "oslo":  # the broker is part of the cost
+        broker = cluster.rabbit.pid_file.read_text().split()
+        if broker and broker[0].isdigit():
+            cpu["RabbitMQ"] = rss["RabbitMQ"] = int(broker[0])
     return Running(cluster.url, cpu, rss, cluster)
 
 
