@@ -106,11 +106,39 @@ OPTS = [
     ),
 ]
 
-DEFAULT_TIMEOUT = 3
-"""``[json_rpc]timeout`` when unset: a call only claims a step (a few
-milliseconds), so a conductor that takes longer is stuck or dying."""
+DEFAULT_TIMEOUT = 3.0
+"""A call only claims a step (a few milliseconds): a conductor that takes
+longer is stuck or dying, and three tries stay within 10 s."""
 
 CLIENT_OPTS = [
+    cfg.FloatOpt(
+        "timeout",
+        default=DEFAULT_TIMEOUT,
+        min=0.1,
+        help="Seconds the API waits for one conductor to take one call "
+        "(connecting included, at most 2 s of it) before it tries another "
+        "conductor. A call only claims a step.",
+    ),
+    cfg.StrOpt(
+        "cafile",
+        help="API side of use_ssl: PEM file of the CAs that signed the "
+        "conductors' certificates (unset: the system's CAs).",
+    ),
+    cfg.BoolOpt(
+        "insecure",
+        default=False,
+        help="API side of use_ssl: do not verify the conductors' "
+        "certificates (a warning at start; prefer cafile).",
+    ),
+    cfg.StrOpt(
+        "certfile",
+        help="API side: a PEM client certificate to present to the "
+        "conductors (for a TLS proxy in front of them that asks for one).",
+    ),
+    cfg.StrOpt(
+        "keyfile",
+        help="API side: the unencrypted PEM key of certfile.",
+    ),
     cfg.IntOpt(
         "connect_retries",
         default=0,
@@ -124,16 +152,12 @@ CLIENT_OPTS = [
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OPTS + CLIENT_OPTS, group=GROUP)
-    # cafile, insecure, certfile, keyfile, and the keystone credentials
-    ks_loading.register_session_conf_options(conf, GROUP)
+    # auth_type and auth_section; the chosen plugin's options (auth_url,
+    # username, ...) are registered when it is loaded
     ks_loading.register_auth_conf_options(conf, GROUP)
-    # keystoneauth's timeout (no default there): seconds for one call to one
-    # conductor; a cast tries 3 conductors within CAST_DEADLINE seconds
-    conf.set_default("timeout", DEFAULT_TIMEOUT, group=GROUP)
 
 
 def list_opts() -> list[cfg.Opt]:
     opts = OPTS + CLIENT_OPTS
-    opts += ks_loading.get_session_conf_options()
     opts += ks_loading.get_auth_common_conf_options()
     return opts

@@ -216,6 +216,7 @@ def _keystone_token(conf: cfg.ConfigOpts) -> Callable[[], str]:
     """A function returning a valid token from the [json_rpc] keystoneauth
     options (cached and renewed by keystoneauth)."""
     from keystoneauth1 import loading as ks_loading
+    from keystoneauth1 import session as ks_session
 
     from inspector import exceptions
 
@@ -226,7 +227,7 @@ def _keystone_token(conf: cfg.ConfigOpts) -> Callable[[], str]:
             "the API's Keystone credentials in [json_rpc] (auth_type, "
             "auth_url, username, password, project_name, ...)"
         )
-    session = ks_loading.load_session_from_conf_options(conf, "json_rpc", auth=plugin)
+    session = ks_session.Session(auth=plugin, timeout=float(conf.json_rpc.timeout))
 
     def token() -> str:
         return str(session.get_token())
