@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests use (PostgreSQL, etcd,
 # Apache with mod_wsgi,
-# RabbitMQ, lshw for the real ironic-python-agent), only when missing. Nothing is started or enabled here: the tests
+# RabbitMQ, lshw for the real ironic-python-agent, dnsmasq, busybox's udhcpc
+# and ethtool for the PXE filter), only when missing. Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
 
@@ -15,6 +16,10 @@ command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apac
 [ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # unit file checks
 command -v lshw >/dev/null 2>&1 || missing+=(lshw)  # the real agent's inventory
+# the PXE filter's tests: a real dnsmasq and DHCP client in network namespaces
+[ -x /usr/sbin/dnsmasq ] || missing+=(dnsmasq-base)
+command -v busybox >/dev/null 2>&1 || missing+=(busybox)
+command -v ethtool >/dev/null 2>&1 || [ -x /usr/sbin/ethtool ] || missing+=(ethtool)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -286,6 +286,14 @@ class BaremetalClient:
         )
         return {str(n.id) for n in nodes}
 
+    def list_port_addresses(self) -> set[str]:
+        """The MAC address of every port Ironic has (one paginated listing
+        asking for the address only): the PXE filter's repair sync."""
+        ports = self._call(
+            "list ports", "all", lambda bm: list(bm.ports(fields=["address"]))
+        )
+        return {str(p.address).lower() for p in ports if p.address}
+
     def port_exists(self, address: str) -> bool:
         ports = self._call(
             "find port",

@@ -74,7 +74,7 @@ class Checks(upgradecheck.UpgradeCommands):
 
         try:
             warnings = opts.judge(self.conf)
-            pxe_filter.check_driver(self.conf)
+            pxe_filter.check_driver(self.conf, split=not self.conf.standalone)
         except exceptions.ConfigError as exc:
             return Result(Code.FAILURE, str(exc))
         if warnings:

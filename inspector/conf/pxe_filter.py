@@ -9,6 +9,7 @@ from inspector import exceptions
 LOG = logging.getLogger(__name__)
 
 GROUP = "pxe_filter"
+DNSMASQ_GROUP = "dnsmasq_pxe_filter"
 
 OPTS: list[cfg.Opt] = [
     cfg.StrOpt(
@@ -17,39 +18,97 @@ OPTS: list[cfg.Opt] = [
         choices=[
             ("noop", "do not filter DHCP; trust the provisioning network"),
             ("iptables", "ironic-inspector's default; not available yet"),
-            ("dnsmasq", "not available yet"),
+            (
+                "dnsmasq",
+                "one file per MAC in dnsmasq's --dhcp-hostsdir "
+                "([dnsmasq_pxe_filter]); the standalone process only so far",
+            ),
         ],
         help="PXE filter driver. The default is ironic-inspector's, "
-        "iptables; only noop is implemented so far, so the service refuses "
-        "to start with the others (and with the default) rather than leave "
-        "the DHCP server open without saying so.",
+        "iptables, which is not implemented yet: the service refuses to start "
+        "with it (and with the default) rather than leave the DHCP server "
+        "open without saying so.",
     ),
     cfg.IntOpt(
         "sync_period",
         default=15,
         min=0,
-        help="Seconds between PXE filter synchronisations (ironic-inspector's "
-        "option). The noop driver keeps no filter, so there is nothing to "
-        "synchronise: setting it logs a warning at start-up.",
+        help="Seconds between repair syncs of the PXE filter, which list "
+        "Ironic's ports (0: only at start). Starts, aborts and finishes reach "
+        "the filter within about a second without waiting for it. Also how "
+        "long the database or Ironic may be away before the filter fails "
+        "closed. The noop driver keeps no filter: setting it logs a warning.",
+    ),
+    cfg.BoolOpt(
+        "deny_unknown_macs",
+        default=False,
+        help="Never let MACs Ironic does not know boot the ramdisk, even "
+        "while an introspection runs. Refused together with "
+        "[processing]node_not_found_hook (discovery needs unknown MACs).",
+    ),
+]
+
+DNSMASQ_OPTS: list[cfg.Opt] = [
+    cfg.StrOpt(
+        "dhcp_hostsdir",
+        default="/var/lib/ironic-inspector/dhcp-hostsdir",
+        help="dnsmasq's --dhcp-hostsdir: the filter writes one file per MAC "
+        "there. It must exist, be writable by the service and be used by "
+        "this filter only.",
+    ),
+    cfg.BoolOpt(
+        "purge_dhcp_hostsdir",
+        default=True,
+        help="Empty dhcp_hostsdir at start, before the first sync.",
+    ),
+    cfg.StrOpt(
+        "dnsmasq_start_command",
+        default="",
+        help="Shell command run after the first complete sync (e.g. "
+        "'systemctl start dnsmasq-inspector'), so dnsmasq never answers "
+        "before the filter is in place. Empty: dnsmasq is managed elsewhere.",
+    ),
+    cfg.StrOpt(
+        "dnsmasq_stop_command",
+        default="",
+        help="Shell command run when the service stops, if it started dnsmasq.",
     ),
 ]
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OPTS, group=GROUP)
+    conf.register_opts(DNSMASQ_OPTS, group=DNSMASQ_GROUP)
 
 
 def list_opts() -> list[cfg.Opt]:
     return OPTS
 
 
-AVAILABLE = ("noop",)
+def list_dnsmasq_opts() -> list[cfg.Opt]:
+    return DNSMASQ_OPTS
 
 
-def check_driver(conf: cfg.ConfigOpts) -> None:
+AVAILABLE = ("noop", "dnsmasq")
+
+
+def check_driver(conf: cfg.ConfigOpts, split: bool = False) -> None:
     """Refuse a driver this release cannot run, in the processes that
     would run it (the standalone process and conductors; not the API)."""
     driver = conf.pxe_filter.driver
+    if conf.pxe_filter.deny_unknown_macs and conf.processing.node_not_found_hook:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [{GROUP}]deny_unknown_macs = True and "
+            "[processing]node_not_found_hook are set: discovery needs unknown "
+            "MACs to boot; remove one of them"
+        )
+    if driver == "dnsmasq" and split:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [{GROUP}]driver = dnsmasq runs in the "
+            "standalone process in this release; in split mode the filter "
+            "will run as an agent next to each dnsmasq, which is not available "
+            f"yet: set [{GROUP}]driver = noop on the conductors"
+        )
     if driver in AVAILABLE:
         return
     where = conf.get_location("driver", GROUP)
@@ -68,6 +127,8 @@ def check_driver(conf: cfg.ConfigOpts) -> None:
 
 def without_effect(conf: cfg.ConfigOpts) -> list[str]:
     """Options set in a configuration file that change nothing here."""
+    if conf.pxe_filter.driver != "noop":
+        return []
     where = conf.get_location("sync_period", GROUP)
     if where is not None and where.location != cfg.Locations.opt_default:
         return [

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from inspector.conductor.service import ConductorService
     from inspector.coordination.group import Membership
+    from inspector.pxe_filter.service import PxeFilter
     from inspector.server.mdns import Publisher
 
 LOG = logging.getLogger(__name__)
@@ -51,15 +52,24 @@ class Standalone:
         transport: messaging.Transport,
         conductor: "ConductorService",
         mdns: "Publisher | None" = None,
+        pxe: "PxeFilter | None" = None,
     ) -> None:
         self.rt = rt
         self.transport = transport
         self.conductor = conductor
         self.mdns = mdns
+        self.pxe = pxe
         self.app: flask.Flask = _create_app(rt)
 
     def start(self) -> None:
-        self.conductor.start()
+        if self.pxe is not None:  # the filter is in place before work comes
+            self.pxe.start()
+        try:
+            self.conductor.start()
+        except Exception:
+            if self.pxe is not None:
+                self.pxe.stop()
+            raise
         if self.mdns is not None:
             self.mdns.start()
 
@@ -67,6 +77,8 @@ class Standalone:
         if self.mdns is not None:  # agents stop finding a service that stops
             self.mdns.stop()
         self.conductor.stop()
+        if self.pxe is not None:
+            self.pxe.stop()
         self.transport.cleanup()
         self.rt.db.dispose()
 
@@ -120,7 +132,12 @@ def standalone(
         from inspector.server.mdns import Publisher
 
         publisher = Publisher(conf)
-    return Standalone(rt, transport, conductor, publisher)
+    pxe = None
+    if conf.pxe_filter.driver == "dnsmasq":
+        from inspector.pxe_filter.service import PxeFilter
+
+        pxe = PxeFilter(conf, rt.db, rt.baremetal)
+    return Standalone(rt, transport, conductor, publisher, pxe)
 
 
 class Conductor:
@@ -178,7 +195,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
             "standalone process only: remove it and give the ramdisks "
             "ipa-inspection-callback-url=<the API's URL> on their command line"
         )
-    pxe_filter.check_driver(conf)
+    pxe_filter.check_driver(conf, split=True)
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
     # JSON-RPC's files (TLS, htpasswd) are checked before anything connects

@@ -1,0 +1,6 @@
+"""The PXE filter: which machines the inspection DHCP server answers.
+
+:mod:`~inspector.pxe_filter.policy` decides (pure), the backends apply
+(:mod:`~inspector.pxe_filter.dnsmasq`), :mod:`~inspector.pxe_filter.service`
+keeps them in step with the database and Ironic.
+"""

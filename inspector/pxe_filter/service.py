@@ -1,0 +1,271 @@
+"""Keeps the PXE filter in step with the database and Ironic.
+
+Two loops on one thread:
+
+- every :data:`WATCH_INTERVAL` seconds, the MACs under introspection are
+  read from the database (two indexed queries): a start, abort, finish,
+  error or timeout reaches the filter within about a second;
+- every ``[pxe_filter]sync_period`` seconds, a repair sync also lists
+  Ironic's port addresses (one paginated listing) to learn new and deleted
+  ports.
+
+Only changed entries are written. When the database or Ironic has not
+answered for longer than ``sync_period``, the filter fails closed for new
+boots: every deny stays, unknown MACs are denied, until they answer again.
+dnsmasq is started (``dnsmasq_start_command``) only after the first
+complete sync, so it never answers from an empty directory.
+"""
+
+import logging
+import shlex
+import subprocess
+import threading
+import time
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector import exceptions
+from inspector.db import pxe
+from inspector.outages import OutageLog
+from inspector.pxe_filter import policy
+from inspector.pxe_filter.dnsmasq import HostsDir
+
+LOG = logging.getLogger(__name__)
+
+WATCH_INTERVAL = 1.0
+"""Seconds between two reads of the MACs under introspection."""
+
+COMMAND_TIMEOUT = 60.0
+
+
+class PxeFilter:
+    """The dnsmasq PXE filter of one process (``ironic-inspector``)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: Any, baremetal: Any) -> None:
+        self.conf = conf
+        self.db = db
+        self.baremetal = baremetal
+        opts = conf.dnsmasq_pxe_filter
+        self.backend = HostsDir(opts.dhcp_hostsdir, opts.purge_dhcp_hostsdir)
+        self.sync_period = float(conf.pxe_filter.sync_period)
+        self.discovery = bool(conf.processing.node_not_found_hook)
+        self.deny_unknown = bool(conf.pxe_filter.deny_unknown_macs)
+        self.known: frozenset[str] | None = None
+        """Ironic's port MACs at the last repair sync (None: none yet)."""
+        self.applied: tuple[frozenset[str], bool, bool] | None = None
+        self.last_sync: float | None = None
+        """time.time() of the last complete sync."""
+        self._failing: dict[str, float] = {}
+        """Source (the database, Ironic) -> since when it has failed."""
+        self.closed = False
+        """Failing closed: the source of truth has been away too long."""
+        self.dnsmasq_started = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="pxe-filter", daemon=True
+        )
+        self._outage = OutageLog(LOG, "Synchronising the PXE filter")
+
+    # start and stop
+
+    def start(self) -> None:
+        """Check the directory, sync once, start dnsmasq, then keep syncing.
+
+        :raises ConfigError: the hostsdir is unusable or the start command
+            fails (named); an unreachable Ironic only delays dnsmasq's start.
+        """
+        self.backend.check()
+        try:
+            self.backend.prepare()
+        except OSError as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [dnsmasq_pxe_filter]dhcp_hostsdir "
+                f"{self.backend.path}: {exc.strerror or exc}"
+            ) from exc
+        if self._repair():
+            self._start_dnsmasq()
+        else:
+            LOG.warning(
+                "PXE filter: the first sync did not complete; dnsmasq is "
+                "started once it does (dnsmasq_start_command)"
+            )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+        command = self.conf.dnsmasq_pxe_filter.dnsmasq_stop_command
+        if command and self.dnsmasq_started:
+            try:
+                _execute(command, "dnsmasq_stop_command")
+            except exceptions.ConfigError as exc:
+                LOG.error("PXE filter: %s", exc)
+
+    def _start_dnsmasq(self) -> None:
+        command = self.conf.dnsmasq_pxe_filter.dnsmasq_start_command
+        if command:
+            _execute(command, "dnsmasq_start_command")
+            LOG.info("PXE filter: dnsmasq started (dnsmasq_start_command)")
+        self.dnsmasq_started = True
+
+    # the loops
+
+    def _run(self) -> None:
+        next_repair = time.monotonic() + (self.sync_period or float("inf"))
+        while not self._stop.wait(WATCH_INTERVAL):
+            try:
+                if not self.dnsmasq_started or time.monotonic() >= next_repair:
+                    if self._repair() and not self.dnsmasq_started:
+                        self._start_dnsmasq()
+                    next_repair = time.monotonic() + (self.sync_period or float("inf"))
+                else:
+                    self._watch()
+            except exceptions.ConfigError as exc:  # the start command failed
+                LOG.error("PXE filter: %s; trying again", exc)
+            except Exception:  # the filter's thread must never die
+                LOG.exception("PXE filter: unexpected failure; trying again")
+
+    def _repair(self) -> bool:
+        """A complete sync (database and Ironic); whether it completed."""
+        started = time.monotonic()
+        try:
+            known = frozenset(self.baremetal.list_port_addresses())
+        except exceptions.InspectorError as exc:
+            self._lost("Ironic", exc)
+            return False
+        self._good("Ironic")
+        try:
+            booting, active = pxe.booting(self.db)
+        except exceptions.InspectorError as exc:
+            self._lost("the database", exc)
+            return False
+        self._good("the database")
+        self.known = known
+        changed = self._apply(booting, active, force=True)
+        self.last_sync = time.time()
+        LOG.debug(
+            "PXE filter: repair sync of %d Ironic MACs, %d under introspection, "
+            "%d entries written in %.0f ms",
+            len(known),
+            len(booting),
+            changed,
+            (time.monotonic() - started) * 1000,
+        )
+        return True
+
+    def _watch(self) -> None:
+        """The fast path: only the database, only when something changed."""
+        try:
+            booting, active = pxe.booting(self.db)
+        except exceptions.InspectorError as exc:
+            self._lost("the database", exc)
+            return
+        self._good("the database")
+        self._apply(booting, active)
+
+    def _apply(self, booting: frozenset[str], active: bool, force: bool = False) -> int:
+        key = (booting, active, self.closed)
+        if key == self.applied and not force:
+            return 0
+        desired = policy.decide(
+            booting,
+            self.known or frozenset(),
+            introspecting=active,
+            discovery=self.discovery,
+            deny_unknown=self.deny_unknown,
+            fail_closed=self.closed,
+        )
+        changed = self.backend.apply(desired)
+        self.applied = key
+        if changed:
+            allowed, denied = self.backend.counts()
+            LOG.info(
+                "PXE filter: %d entries changed; %d MACs allowed, %d denied, "
+                "unknown MACs %s",
+                changed,
+                allowed,
+                denied,
+                "allowed" if desired.unknown_allowed else "denied",
+            )
+        return changed
+
+    # failing closed
+
+    def _lost(self, source: str, exc: Exception) -> None:
+        cause = f"{source}: {exc}"
+        self._outage.failed(cause)
+        now = time.monotonic()
+        since = self._failing.setdefault(source, now)
+        if self.closed or now - since < max(self.sync_period, WATCH_INTERVAL * 3):
+            return
+        self.closed = True
+        LOG.warning(
+            "PXE filter: no answer from %s for %.0f s (%s): failing closed, "
+            "denying unknown MACs and keeping every deny until it answers",
+            source,
+            now - since,
+            exc,
+        )
+        booting = self.applied[0] if self.applied else frozenset()
+        self.backend.apply(
+            policy.decide(
+                booting,
+                self.known or frozenset(),
+                introspecting=False,
+                discovery=False,
+                deny_unknown=True,
+                fail_closed=True,
+            )
+        )
+        if self.applied is not None:
+            self.applied = (self.applied[0], self.applied[1], True)
+
+    def _good(self, source: str) -> None:
+        self._failing.pop(source, None)
+        if self._failing:
+            return
+        self._outage.ok()
+        if self.closed:
+            self.closed = False
+            LOG.info("PXE filter: its sources answer again; no longer failing closed")
+
+    def status(self) -> dict[str, Any]:
+        allowed, denied = self.backend.counts()
+        return {
+            "driver": "dnsmasq",
+            "last_sync": self.last_sync,
+            "allowed": allowed,
+            "denied": denied,
+            "unknown_allowed": self.backend.unknown,
+            "failing_closed": self.closed,
+            "dnsmasq_started": self.dnsmasq_started,
+        }
+
+
+def _execute(command: str, option: str) -> None:
+    """Run ``command`` through the shell (ironic-inspector's meaning).
+
+    :raises ConfigError: it failed, naming the option and its output.
+    """
+    try:
+        done = subprocess.run(
+            command,
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise exceptions.ConfigError(
+            f"[dnsmasq_pxe_filter]{option} did not finish within "
+            f"{COMMAND_TIMEOUT:.0f} s: {shlex.quote(command)}"
+        ) from None
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).strip().splitlines()
+        raise exceptions.ConfigError(
+            f"[dnsmasq_pxe_filter]{option} failed with exit status "
+            f"{done.returncode}: {output[-1] if output else '(no output)'}"
+        )
