@@ -1,0 +1,154 @@
+"""The dnsmasq PXE filter with real DHCP: a dnsmasq in a network namespace
+started by the standalone process's filter, a DHCP client (busybox udhcpc)
+taking each machine's MAC, and a real Ironic."""
+
+import pathlib
+import random
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from lab import dhcp
+from lab.dhcp import DhcpSegment, Server
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from tests.integration.conftest import Client, Lab, start, start_inspector
+
+SYNC_PERIOD = 2
+
+
+def unknown_mac() -> str:
+    return "52:54:01:" + ":".join(f"{random.randrange(256):02x}" for _ in range(3))
+
+
+@pytest.fixture
+def segment(tmp_path: pathlib.Path) -> Iterator[DhcpSegment]:
+    reason = dhcp.missing()
+    assert reason is None, reason  # make packages installs what it needs
+    with DhcpSegment(tmp_path / "dhcp") as made:
+        yield made
+
+
+def filtered(
+    tmp_path: pathlib.Path, ironic: IronicServer, server: Server, **processing: str
+) -> InspectorServer:
+    return start_inspector(
+        tmp_path / "inspector",
+        ironic,
+        options={
+            "DEFAULT": {"introspection_delay": "0"},
+            "pxe_filter": {"driver": "dnsmasq", "sync_period": str(SYNC_PERIOD)},
+            "dnsmasq_pxe_filter": {
+                "dhcp_hostsdir": str(server.hostsdir),
+                "dnsmasq_start_command": server.start_command(),
+                "dnsmasq_stop_command": server.stop_command(),
+            },
+            "processing": dict(processing),
+        },
+    )
+
+
+def says(server: Server, name: str) -> str | None:
+    path = server.hostsdir / name
+    return path.read_text().strip() if path.exists() else None
+
+
+def settle(server: Server, mac: str, allowed: bool, timeout: float = 10) -> float:
+    """Waits for the filter's entry of ``mac``; the seconds it took."""
+    wanted = mac if allowed else f"{mac},ignore"
+    started = time.monotonic()
+    while says(server, mac) != wanted:
+        assert time.monotonic() - started < timeout, (mac, says(server, mac))
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def test_standalone_filter_with_real_dhcp(
+    tmp_path: pathlib.Path, ironic: IronicServer, lab: Lab, segment: DhcpSegment
+) -> None:
+    server = segment.servers[0]
+    (first, first_uuid), (second, second_uuid), (third, third_uuid) = (
+        lab.machine(enroll_port=True) for _ in range(3)
+    )
+    stranger = unknown_mac()
+    inspector = filtered(tmp_path, ironic, server)
+    try:
+        # dnsmasq was started by the filter, after its first complete sync
+        assert server.running()
+        log = inspector.log_tail(10**6)
+        assert "PXE filter: dnsmasq started" in log
+        client = Client(inspector.url)
+        for machine in (first, second):  # known to Ironic, not introspected
+            settle(server, machine.pxe_mac, allowed=False)
+            assert segment.offered(machine.pxe_mac) is None
+        assert segment.offered(stranger) is None  # nothing runs: unknown denied
+
+        started = time.monotonic()
+        start(client, first_uuid)
+        took = settle(server, first.pxe_mac, allowed=True)
+        offer = segment.offered(first.pxe_mac)
+        offered_after = time.monotonic() - started
+        assert offer is not None and offer.startswith("192.0.2.")
+        assert segment.offered(second.pxe_mac) is None  # still denied
+        assert segment.offered(stranger) is not None  # an introspection runs
+        print(
+            f"\nPXE filter: allowed {took:.2f} s after the start, "
+            f"offer {offered_after:.2f} s after it"
+        )
+
+        client.wait_for(first_uuid, "waiting")
+        resp = client.post("/v1/continue", json=first.payload())
+        assert resp.status_code == 200, resp.text
+        client.wait_for(first_uuid, "finished")
+        settle(server, first.pxe_mac, allowed=False)
+        assert segment.offered(first.pxe_mac) is None
+        assert segment.offered(stranger) is None
+
+        # a deleted port follows the unknown-MAC policy
+        port = lab.api.request("GET", f"/v1/ports?address={second.pxe_mac}")
+        lab.api.request("DELETE", f"/v1/ports/{port['ports'][0]['uuid']}")
+        start(client, third_uuid)  # an introspection runs: unknown allowed
+        settle(server, second.pxe_mac, allowed=True, timeout=SYNC_PERIOD + 8)
+        assert segment.offered(second.pxe_mac) is not None
+        client.post(f"/v1/introspection/{third_uuid}/abort")
+        client.wait_for(third_uuid, "error")
+        settle(server, second.pxe_mac, allowed=False)
+        assert segment.offered(second.pxe_mac) is None
+        assert segment.offered(third.pxe_mac) is None
+    finally:
+        inspector.stop()
+    assert not server.running()  # dnsmasq_stop_command ran
+    assert second_uuid
+
+
+def test_discovery_lets_unknown_machines_boot(
+    tmp_path: pathlib.Path, ironic: IronicServer, lab: Lab, segment: DhcpSegment
+) -> None:
+    server = segment.servers[0]
+    known, _uuid = lab.machine(enroll_port=True)
+    inspector = filtered(tmp_path, ironic, server, node_not_found_hook="enroll")
+    try:
+        settle(server, known.pxe_mac, allowed=False)
+        assert segment.offered(unknown_mac()) is not None  # discovery: allowed
+        assert segment.offered(known.pxe_mac) is None  # known: still denied
+    finally:
+        inspector.stop()
+
+
+def test_a_hostsdir_that_is_missing_stops_the_start(
+    tmp_path: pathlib.Path, ironic: IronicServer
+) -> None:
+    server = InspectorServer(
+        tmp_path / "inspector",
+        ironic.url,
+        options={
+            "pxe_filter": {"driver": "dnsmasq"},
+            "dnsmasq_pxe_filter": {"dhcp_hostsdir": str(tmp_path / "nowhere")},
+        },
+    )
+    with pytest.raises(RuntimeError):
+        server.start(timeout=20)
+    text = server.log_tail(10**6)
+    assert "[dnsmasq_pxe_filter]dhcp_hostsdir" in text and "is not a directory" in text
+    server.stop()
