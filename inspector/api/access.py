@@ -41,6 +41,7 @@ ENDPOINT_RULES = {
     "conductors.list_conductors": "introspection:conductor:get",
     "conductors.get_conductor": "introspection:conductor:get",
     "conductors.update_conductor": "introspection:conductor:update",
+    "pxe_filters.list_pxe_filters": "introspection:pxe_filter:get",
 }
 """Flask endpoint -> policy rule. A test checks that every route has one."""
 

@@ -12,6 +12,7 @@ from inspector.api import (
     conductors,
     errors,
     introspection,
+    pxe_filters,
     ramdisk,
     root,
     rules,
@@ -94,7 +95,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     app.before_request(_authorize)
     app.after_request(_add_version_headers)
     errors.register(app)
-    for module in (root, introspection, ramdisk, rules, conductors):
+    for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication

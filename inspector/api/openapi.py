@@ -170,6 +170,7 @@ PATHS: dict[str, dict[str, Any]] = {
         "delete": _op("Delete every rule", "204"),
     },
     "/v1/conductors": {"get": _op("List conductors (1.19)", "200", 404)},
+    "/v1/pxe-filters": {"get": _op("List PXE filters (1.21)", "200", 404)},
     "/v1/conductors/{host}": {
         "get": _op("A conductor (1.19)", "200", 404, params=[_HOST]),
         "patch": _op(

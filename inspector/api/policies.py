@@ -125,6 +125,12 @@ _API = [
         "Enable or disable a conductor (1.19).",
         [("/v1/conductors/{host}", "PATCH")],
     ),
+    _rule(
+        "introspection:pxe_filter:get",
+        "rule:reader_or_more",
+        "See the PXE filters: what each allows and denies, healthy or not (1.21).",
+        [("/v1/pxe-filters", "GET")],
+    ),
 ]
 
 

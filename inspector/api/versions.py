@@ -7,8 +7,9 @@ from inspector import exceptions
 Version = tuple[int, int]
 
 MINIMUM: Version = (1, 0)
-MAXIMUM: Version = (1, 20)
-"""1.19 (ours): /v1/conductors; 1.20: ``pending_ironic_sync`` in statuses.
+MAXIMUM: Version = (1, 21)
+"""1.19 (ours): /v1/conductors; 1.20: ``pending_ironic_sync`` in statuses;
+1.21: /v1/pxe-filters.
 Everything of 1.0-1.18 answers at any version, as upstream did; what is
 new answers only from its version."""
 

@@ -4,6 +4,8 @@
 forget HOST``
 read and change the same service-group view the API serves and routes by
 (the coordination backend in split mode, the database in standalone mode).
+``pxe-filter list [--json] | sync [HOST] | forget HOST`` shows the PXE
+filters' reports and asks them for a repair sync;
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
 (:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
 restores introspection rules as JSON.
@@ -46,6 +48,18 @@ def _add_commands(subparsers: Any) -> None:
         "forget", help="remove a stopped conductor (gone for good) from the list"
     )
     forget.add_argument("conductor", metavar="HOST")
+    pxe = subparsers.add_parser("pxe-filter", help="the PXE filters")
+    pxe_actions = pxe.add_subparsers(dest="action", required=True)
+    pxe_list = pxe_actions.add_parser("list", help="every filter's last report")
+    pxe_list.add_argument("--json", action="store_true")
+    pxe_sync = pxe_actions.add_parser(
+        "sync", help="ask one filter (or all) for a repair sync now"
+    )
+    pxe_sync.add_argument("filter", metavar="HOST", nargs="?")
+    pxe_forget = pxe_actions.add_parser(
+        "forget", help="remove a retired filter from the list"
+    )
+    pxe_forget.add_argument("filter", metavar="HOST")
     rules = subparsers.add_parser("rules", help="introspection rules as JSON")
     rule_actions = rules.add_subparsers(dest="action", required=True)
     rule_actions.add_parser("export", help="print every rule (JSON list)")
@@ -80,15 +94,31 @@ def _add_commands(subparsers: Any) -> None:
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
-    cells = [
-        [str(r.get(c) if r.get(c) is not None else "") for c in COLUMNS] for r in rows
-    ]
+PXE_COLUMNS = (
+    "host",
+    "driver",
+    "healthy",
+    "allowed",
+    "denied",
+    "unknown_allowed",
+    "report_lag",
+    "last_sync",
+    "problems",
+)
+
+
+def _table(rows: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -> str:
+    def text(value: Any) -> str:
+        if value is None:
+            return ""
+        return "; ".join(value) if isinstance(value, list) else str(value)
+
+    cells = [[text(r.get(c)) for c in columns] for r in rows]
     widths = [
         max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
-        for i, c in enumerate(COLUMNS)
+        for i, c in enumerate(columns)
     ]
-    line = "  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True))
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
     out += [
         "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells
@@ -170,9 +200,42 @@ def _rules(conf: cfg.ConfigOpts) -> int:
     return 0
 
 
+def _pxe_filters(conf: cfg.ConfigOpts) -> int:
+    from inspector import exceptions
+    from inspector.db import engine, migration, pxe
+    from inspector.pxe_filter.report import view
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    action = conf.command.action
+    if action == "list":
+        rows = [view(r) for r in pxe.filters(db)]
+        print(
+            json.dumps(rows, indent=2)
+            if conf.command.json
+            else _table(rows, PXE_COLUMNS)
+        )
+        return 0 if all(r["healthy"] for r in rows) else 1
+    host = conf.command.filter
+    if action == "forget":
+        if not pxe.forget(db, host):
+            raise exceptions.NotFound(f"PXE filter {host} was not found")
+        print(f"PXE filter {host} forgotten")
+        return 0
+    asked = pxe.request_sync(db, host)
+    if not asked:
+        raise exceptions.NotFound(
+            f"PXE filter {host} was not found" if host else "No PXE filter reported yet"
+        )
+    print(f"Repair sync requested of {', '.join(asked)} (within seconds)")
+    return 0
+
+
 def run(conf: cfg.ConfigOpts) -> int:
     if conf.command.name == "sync":
         return _sync(conf)
+    if conf.command.name == "pxe-filter":
+        return _pxe_filters(conf)
     if conf.command.name == "rules":
         return _rules(conf)
     group = _service_group(conf)

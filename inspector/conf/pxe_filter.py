@@ -21,7 +21,8 @@ OPTS: list[cfg.Opt] = [
             (
                 "dnsmasq",
                 "one file per MAC in dnsmasq's --dhcp-hostsdir "
-                "([dnsmasq_pxe_filter]); the standalone process only so far",
+                "([dnsmasq_pxe_filter]): the standalone process filters, in "
+                "split mode ironic-inspector-pxe-filter next to each dnsmasq",
             ),
         ],
         help="PXE filter driver. The default is ironic-inspector's, "
@@ -94,20 +95,14 @@ AVAILABLE = ("noop", "dnsmasq")
 
 def check_driver(conf: cfg.ConfigOpts, split: bool = False) -> None:
     """Refuse a driver this release cannot run, in the processes that
-    would run it (the standalone process and conductors; not the API)."""
+    would run it (the standalone process, the agents, and conductors, which
+    share their file; not the API). ``split`` is for messages only."""
     driver = conf.pxe_filter.driver
     if conf.pxe_filter.deny_unknown_macs and conf.processing.node_not_found_hook:
         raise exceptions.ConfigError(
             f"Invalid configuration: [{GROUP}]deny_unknown_macs = True and "
             "[processing]node_not_found_hook are set: discovery needs unknown "
             "MACs to boot; remove one of them"
-        )
-    if driver == "dnsmasq" and split:
-        raise exceptions.ConfigError(
-            f"Invalid configuration: [{GROUP}]driver = dnsmasq runs in the "
-            "standalone process in this release; in split mode the filter "
-            "will run as an agent next to each dnsmasq, which is not available "
-            f"yet: set [{GROUP}]driver = noop on the conductors"
         )
     if driver in AVAILABLE:
         return

@@ -89,6 +89,21 @@ class ConductorState(Base):
     updated_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
 
 
+class PxeFilter(Base):
+    """What one PXE filter (an agent next to a dnsmasq, or the standalone
+    process) last reported, and whether an operator asked it to sync."""
+
+    __tablename__ = "pxe_filters"
+
+    host: Mapped[str] = mapped_column(String(255), primary_key=True)
+    driver: Mapped[str] = mapped_column(String(32), nullable=False)
+    status: Mapped[str] = mapped_column(Text, nullable=False)
+    heartbeat_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    sync_requested_at: Mapped[datetime.datetime | None] = mapped_column(
+        DateTime, nullable=True
+    )
+
+
 class Attribute(Base):
     """A lookup attribute (MAC or BMC address) of an active introspection."""
 

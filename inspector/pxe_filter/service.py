@@ -36,14 +36,27 @@ LOG = logging.getLogger(__name__)
 WATCH_INTERVAL = 1.0
 """Seconds between two reads of the MACs under introspection."""
 
+REPORT_INTERVAL = 2.0
+"""Seconds between two status reports to the database (the pxe_filters
+table: ``GET /v1/pxe-filters``, ``ironic-inspector-manage pxe-filter``)."""
+
 COMMAND_TIMEOUT = 60.0
 
 
 class PxeFilter:
     """The dnsmasq PXE filter of one process (``ironic-inspector``)."""
 
-    def __init__(self, conf: cfg.ConfigOpts, db: Any, baremetal: Any) -> None:
+    def __init__(
+        self, conf: cfg.ConfigOpts, db: Any, baremetal: Any, report: bool = True
+    ) -> None:
         self.conf = conf
+        self.host = str(conf.host)
+        self.report = report
+        """Report the status to the database (off in unit tests)."""
+        self.generation = 0
+        """How many times entries were written since the start."""
+        self.last_watch: float | None = None
+        """time.time() of the last successful read of the database."""
         self.db = db
         self.baremetal = baremetal
         opts = conf.dnsmasq_pxe_filter
@@ -114,8 +127,13 @@ class PxeFilter:
 
     def _run(self) -> None:
         next_repair = time.monotonic() + (self.sync_period or float("inf"))
+        next_report = time.monotonic()
         while not self._stop.wait(WATCH_INTERVAL):
             try:
+                if self.report and time.monotonic() >= next_report:
+                    next_report = time.monotonic() + REPORT_INTERVAL
+                    if self._report():
+                        next_repair = 0.0  # an operator asked for a sync
                 if not self.dnsmasq_started or time.monotonic() >= next_repair:
                     if self._repair() and not self.dnsmasq_started:
                         self._start_dnsmasq()
@@ -126,6 +144,17 @@ class PxeFilter:
                 LOG.error("PXE filter: %s; trying again", exc)
             except Exception:  # the filter's thread must never die
                 LOG.exception("PXE filter: unexpected failure; trying again")
+
+    def _report(self) -> bool:
+        """Store the status; whether an operator asked for a sync."""
+        try:
+            requested = pxe.report(self.db, self.host, "dnsmasq", self.status())
+        except exceptions.InspectorError as exc:
+            LOG.debug("PXE filter: could not report its status: %s", exc)
+            return False
+        if requested:
+            LOG.info("PXE filter: a repair sync was requested")
+        return requested
 
     def _repair(self) -> bool:
         """A complete sync (database and Ironic); whether it completed."""
@@ -142,6 +171,7 @@ class PxeFilter:
             self._lost("the database", exc)
             return False
         self._good("the database")
+        self.last_watch = time.time()
         self.known = known
         changed = self._apply(booting, active, force=True)
         self.last_sync = time.time()
@@ -163,6 +193,7 @@ class PxeFilter:
             self._lost("the database", exc)
             return
         self._good("the database")
+        self.last_watch = time.time()
         self._apply(booting, active)
 
     def _apply(self, booting: frozenset[str], active: bool, force: bool = False) -> int:
@@ -180,6 +211,7 @@ class PxeFilter:
         changed = self.backend.apply(desired)
         self.applied = key
         if changed:
+            self.generation += 1
             allowed, denied = self.backend.counts()
             LOG.info(
                 "PXE filter: %d entries changed; %d MACs allowed, %d denied, "
@@ -235,6 +267,9 @@ class PxeFilter:
         allowed, denied = self.backend.counts()
         return {
             "driver": "dnsmasq",
+            "backend": self.backend.path,
+            "generation": self.generation,
+            "last_watch": self.last_watch,
             "last_sync": self.last_sync,
             "allowed": allowed,
             "denied": denied,

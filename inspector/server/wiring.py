@@ -196,6 +196,11 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
             "ipa-inspection-callback-url=<the API's URL> on their command line"
         )
     pxe_filter.check_driver(conf, split=True)
+    if conf.pxe_filter.driver == "dnsmasq":
+        LOG.info(
+            "[pxe_filter]driver = dnsmasq: conductors do not filter; "
+            "ironic-inspector-pxe-filter runs next to each dnsmasq"
+        )
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
     # JSON-RPC's files (TLS, htpasswd) are checked before anything connects
@@ -343,3 +348,39 @@ def api(conf: cfg.ConfigOpts) -> Api:
         conf.rpc_transport,
     )
     return service
+
+
+class PxeAgent:
+    """``ironic-inspector-pxe-filter``: one DHCP host's filter, fed by the
+    database and Ironic (no coordination backend, no broker)."""
+
+    def __init__(self, rt: Runtime, pxe: "PxeFilter") -> None:
+        self.rt = rt
+        self.pxe = pxe
+
+    def start(self) -> None:
+        self.pxe.start()
+
+    def stop(self) -> None:
+        self.pxe.stop()
+        self.rt.db.dispose()
+
+
+def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
+    """Build the PXE filter agent of one DHCP host (not started)."""
+    from inspector.pxe_filter.service import PxeFilter
+
+    opts.validate(conf)
+    pxe_filter.check_driver(conf)
+    if conf.pxe_filter.driver != "dnsmasq":
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [pxe_filter]driver = "
+            f"{conf.pxe_filter.driver}: the PXE filter agent has nothing to do; "
+            "set driver = dnsmasq for the dnsmasq on this host"
+        )
+    db = engine.from_conf(conf)
+    _wait_for_schema(conf, db)
+    rt = Runtime(
+        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
+    )
+    return PxeAgent(rt, PxeFilter(conf, db, rt.baremetal))

@@ -43,6 +43,7 @@ ENDPOINTS = [
     ("GET", "/v1/conductors", "reader"),
     ("GET", f"/v1/conductors/{HOST}", "reader"),
     ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),
+    ("GET", "/v1/pxe-filters", "reader"),
 ]
 ROLES = {
     "none": ["member"],

@@ -89,7 +89,7 @@ def test_dnsmasq_starts_after_the_first_sync(
         dnsmasq_start_command=f"ls {tmp_path / 'hosts'} > {seen}",
         dnsmasq_stop_command=f"touch {tmp_path / 'stopped'}",
     )
-    pxe = service.PxeFilter(conf, None, truth)
+    pxe = service.PxeFilter(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     assert sorted(seen.read_text().split()) == sorted([A, B, UNKNOWN_HOSTS_FILE])
@@ -103,7 +103,7 @@ def test_without_ironic_dnsmasq_waits_for_a_complete_sync(
 ) -> None:
     truth.ironic_down = True
     conf = make_conf(tmp_path, dnsmasq_start_command=f"touch {tmp_path / 'up'}")
-    pxe = service.PxeFilter(conf, None, truth)
+    pxe = service.PxeFilter(conf, None, truth, report=False)
     pxe.start()  # the service starts; dnsmasq does not, yet
     running.append(pxe)
     assert not (tmp_path / "up").exists() and not pxe.dnsmasq_started
@@ -116,7 +116,7 @@ def test_a_failing_start_command_names_the_option(
     tmp_path: pathlib.Path, truth: Truth
 ) -> None:
     conf = make_conf(tmp_path, dnsmasq_start_command="echo no dnsmasq here >&2; exit 3")
-    pxe = service.PxeFilter(conf, None, truth)
+    pxe = service.PxeFilter(conf, None, truth, report=False)
     with pytest.raises(
         exceptions.ConfigError,
         match=r"dnsmasq_start_command failed with exit status 3: no dnsmasq here",
@@ -129,7 +129,7 @@ def test_changes_reach_the_filter_without_a_repair(
 ) -> None:
     conf = make_conf(tmp_path)
     conf.set_override("sync_period", 0, group="pxe_filter")  # repairs off
-    pxe = service.PxeFilter(conf, None, truth)
+    pxe = service.PxeFilter(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     listings = truth.listings
@@ -146,7 +146,7 @@ def test_changes_reach_the_filter_without_a_repair(
 def test_repair_learns_new_and_deleted_ports(
     tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
 ) -> None:
-    pxe = service.PxeFilter(make_conf(tmp_path), None, truth)
+    pxe = service.PxeFilter(make_conf(tmp_path), None, truth, report=False)
     pxe.start()
     running.append(pxe)
     truth.known = {A, C}  # B's port deleted, C's enrolled
@@ -160,7 +160,7 @@ def test_fails_closed_when_the_source_of_truth_is_lost(
     tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
 ) -> None:
     truth.booting = frozenset({A})
-    pxe = service.PxeFilter(make_conf(tmp_path), None, truth)
+    pxe = service.PxeFilter(make_conf(tmp_path), None, truth, report=False)
     pxe.start()
     running.append(pxe)
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
@@ -181,7 +181,7 @@ def test_a_short_outage_does_not_close_and_ironic_alone_can(
     conf = make_conf(tmp_path)
     conf.set_override("sync_period", 2, group="pxe_filter")
     truth.booting = frozenset({A})
-    pxe = service.PxeFilter(conf, None, truth)
+    pxe = service.PxeFilter(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     truth.db_down = True

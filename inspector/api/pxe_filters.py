@@ -1,0 +1,35 @@
+"""PXE filters (microversion 1.21): GET /v1/pxe-filters.
+
+Every filter (``ironic-inspector-pxe-filter`` next to each dnsmasq in split
+mode, the standalone process's own) reports to the database every few
+seconds; this view shows what each last said and whether it is healthy:
+reporting, its dnsmasq started, not failing closed.
+"""
+
+import flask
+
+from inspector import exceptions
+from inspector.db import pxe
+from inspector.pxe_filter.report import view
+from inspector.runtime import Runtime
+
+blueprint = flask.Blueprint("pxe_filters", __name__, url_prefix="/v1/pxe-filters")
+
+SINCE = (1, 21)
+
+
+@blueprint.before_request
+def _requires_version() -> None:
+    if flask.g.api_version < SINCE:
+        raise exceptions.NotFound(
+            f"No resource at {flask.request.path} in API version "
+            f"{flask.g.api_version[0]}.{flask.g.api_version[1]}: PXE filters "
+            "need version 1.21 or newer"
+        )
+
+
+@blueprint.get("")
+@blueprint.get("/")
+def list_pxe_filters() -> flask.Response:
+    rt: Runtime = flask.current_app.config["RUNTIME"]
+    return flask.jsonify({"pxe_filters": [view(r) for r in pxe.filters(rt.db)]})
