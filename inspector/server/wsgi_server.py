@@ -156,11 +156,13 @@ class WSGIServer:
             except exceptions.ConfigError:
                 self._close()
                 raise
+        # said before the first request can be served: the socket listens
+        # from prepare() on, and a client that got an answer finds the line
+        LOG.info("%s listening on %s", self.name, self.where())
         self._thread = threading.Thread(
             target=self._server.serve, name="wsgi", daemon=True
         )
         self._thread.start()
-        LOG.info("%s listening on %s", self.name, self.where())
 
     def _display_host(self) -> str:
         return f"[{self.host}]" if ":" in self.host else self.host
