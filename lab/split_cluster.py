@@ -64,6 +64,24 @@ class ConductorServer(InspectorServer):
         raise TimeoutError(f"no {marker!r} in {self.log_file} within {timeout:.0f} s")
 
 
+class PxeAgentServer(ConductorServer):
+    """One ``ironic-inspector-pxe-filter`` (the filter of one DHCP host)."""
+
+    program = "ironic-inspector-pxe-filter"
+
+    def _wait_ready(self, timeout: float) -> None:
+        assert self._proc is not None
+        marker = f"ironic-inspector-pxe-filter {self.host} started"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"exited with {self._proc.returncode}")
+            if marker in self.log_tail(200000):
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"no {marker!r} in {self.log_file} within {timeout:.0f} s")
+
+
 class SplitCluster:
     """Every server of the split shape, private to ``work_dir``.
 
@@ -225,6 +243,24 @@ class SplitCluster:
         conductor.start(dbsync=False)
         self.conductors.append(conductor)
         return conductor
+
+    def add_pxe_agent(
+        self, host: str, options: dict[str, dict[str, str]] | None = None
+    ) -> PxeAgentServer:
+        """Start a PXE filter agent on the cluster's configuration,
+        ``options`` added (its hostsdir and dnsmasq commands); the caller
+        stops it."""
+        merged = self._options(host)
+        for group, values in (options or {}).items():
+            merged.setdefault(group, {}).update(values)
+        agent = PxeAgentServer(
+            self.work_dir / host,
+            self.ironic_url,
+            database_url=self.database_url,
+            options=merged,
+        )
+        agent.start(dbsync=False)
+        return agent
 
     def add_api(
         self, name: str, options: dict[str, dict[str, str]] | None = None

@@ -33,7 +33,7 @@ from inspector.pxe_filter.dnsmasq import HostsDir
 
 LOG = logging.getLogger(__name__)
 
-WATCH_INTERVAL = 1.0
+WATCH_INTERVAL = 0.5
 """Seconds between two reads of the MACs under introspection."""
 
 REPORT_INTERVAL = 2.0

@@ -380,7 +380,10 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
         )
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
+    from inspector.locking.semaphore import SemaphoreLockProvider
+
+    # the agent takes no node lock: it only reads
     rt = Runtime(
-        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
+        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=SemaphoreLockProvider()
     )
     return PxeAgent(rt, PxeFilter(conf, db, rt.baremetal))

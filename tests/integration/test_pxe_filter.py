@@ -4,8 +4,10 @@ taking each machine's MAC, and a real Ironic."""
 
 import pathlib
 import random
+import signal
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -13,9 +15,17 @@ from lab import dhcp
 from lab.dhcp import DhcpSegment, Server
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
-from tests.integration.conftest import Client, Lab, start, start_inspector
+from lab.split_cluster import SplitCluster
+from tests.integration.conftest import (
+    Client,
+    Lab,
+    SplitFactory,
+    start,
+    start_inspector,
+)
 
 SYNC_PERIOD = 2
+V121 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.21"}
 
 
 def unknown_mac() -> str:
@@ -152,3 +162,129 @@ def test_a_hostsdir_that_is_missing_stops_the_start(
     text = server.log_tail(10**6)
     assert "[dnsmasq_pxe_filter]dhcp_hostsdir" in text and "is not a directory" in text
     server.stop()
+
+
+def both_allow(servers: list[Server], mac: str) -> bool:
+    return all(says(s, mac) == mac for s in servers)
+
+
+def test_split_two_dhcp_servers_each_with_its_agent(
+    tmp_path: pathlib.Path,
+    lab: Lab,
+    split_cluster: SplitFactory,
+) -> None:
+    """Two dnsmasq servers on one segment (disjoint pools), each guarded by
+    its own agent, two conductors: a node boots only while it is being
+    introspected, from either server; a killed agent leaves its dnsmasq
+    denying what it denied."""
+    reason = dhcp.missing()
+    assert reason is None, reason
+    with (
+        DhcpSegment(tmp_path / "dhcp", servers=2) as segment,
+        split_cluster(
+            "pxe_split",
+            conductors=2,
+            options={
+                "DEFAULT": {"introspection_delay": "0"},
+                "pxe_filter": {"driver": "dnsmasq", "sync_period": str(SYNC_PERIOD)},
+            },
+        ) as cluster,
+    ):
+        agents = [
+            cluster.add_pxe_agent(
+                f"pxe-agent-{n}",
+                {
+                    "dnsmasq_pxe_filter": {
+                        "dhcp_hostsdir": str(server.hostsdir),
+                        "dnsmasq_start_command": server.start_command(),
+                        "dnsmasq_stop_command": server.stop_command(),
+                    }
+                },
+            )
+            for n, server in enumerate(segment.servers, 1)
+        ]
+        try:
+            _split_scenario(cluster, segment, agents, lab)
+        finally:
+            for agent in agents:
+                agent.stop()
+
+
+def _split_scenario(
+    cluster: SplitCluster, segment: DhcpSegment, agents: list[Any], lab: Lab
+) -> None:
+    servers = segment.servers
+    assert all(s.running() for s in servers)  # each started by its agent
+    client = Client(cluster.url)
+    nodes = [lab.machine(enroll_port=True) for _ in range(13)]
+    (first, first_uuid), (second, _), (third, third_uuid) = nodes[:3]
+    for machine, _uuid in nodes:
+        for server in servers:
+            settle(server, machine.pxe_mac, allowed=False)
+    assert segment.offered(first.pxe_mac) is None  # denied by both servers
+
+    # convergence: from the 202 of a start to both agents allowing the node
+    took = []
+    for machine, uuid in nodes[3:]:
+        started = time.monotonic()
+        start(client, uuid)
+        while not both_allow(servers, machine.pxe_mac):
+            assert time.monotonic() - started < 10
+            time.sleep(0.01)
+        took.append(time.monotonic() - started)
+        client.post(f"/v1/introspection/{uuid}/abort")
+    took.sort()
+    print(
+        f"\nPXE filter, 2 agents: start -> both allow p50 {took[len(took) // 2]:.2f} "
+        f"s, max {took[-1]:.2f} s over {len(took)} starts"
+    )
+    assert took[-1] < 2.0
+
+    start(client, first_uuid)
+    while not both_allow(servers, first.pxe_mac):
+        time.sleep(0.01)
+    assert segment.offered(first.pxe_mac) is not None
+    assert segment.offered(second.pxe_mac) is None  # known, not introspected
+    client.wait_for(first_uuid, "waiting")
+    assert client.post("/v1/continue", json=first.payload()).status_code == 200
+    client.wait_for(first_uuid, "finished", timeout=30)
+    for server in servers:
+        settle(server, first.pxe_mac, allowed=False)
+    assert segment.offered(first.pxe_mac) is None
+
+    views = client.get("/v1/pxe-filters", headers=V121).json()["pxe_filters"]
+    mine = {v["host"]: v for v in views}
+    assert mine["pxe-agent-1"]["healthy"] and mine["pxe-agent-2"]["healthy"], mine
+
+    # agent 1 dies: its dnsmasq keeps denying what it denied
+    agents[0].signal(signal.SIGKILL)
+    agents[0].wait_exit(10)
+    start(client, third_uuid)
+    settle(servers[1], third.pxe_mac, allowed=True)
+    assert says(servers[0], third.pxe_mac) == f"{third.pxe_mac},ignore"
+    offer = segment.offered(third.pxe_mac)
+    assert offer is not None and _in_pool(offer, servers[1])  # only server 2
+    assert segment.offered(second.pxe_mac) is None
+
+    # a deleted port follows the unknown policy (an introspection runs)
+    port = lab.api.request("GET", f"/v1/ports?address={second.pxe_mac}")
+    lab.api.request("DELETE", f"/v1/ports/{port['ports'][0]['uuid']}")
+    settle(servers[1], second.pxe_mac, allowed=True, timeout=SYNC_PERIOD + 8)
+    offer = segment.offered(second.pxe_mac)
+    assert offer is not None and _in_pool(offer, servers[1])
+    client.post(f"/v1/introspection/{third_uuid}/abort")
+
+    def agent_one_unhealthy() -> bool:
+        views = client.get("/v1/pxe-filters", headers=V121).json()["pxe_filters"]
+        return not {v["host"]: v for v in views}["pxe-agent-1"]["healthy"]
+
+    deadline = time.monotonic() + 20
+    while not agent_one_unhealthy():
+        assert time.monotonic() < deadline, "a dead agent still looks healthy"
+        time.sleep(0.5)
+
+
+def _in_pool(address: str, server: Server) -> bool:
+    last = int(address.rsplit(".", 1)[1])
+    low, high = (int(a.rsplit(".", 1)[1]) for a in server.pool)
+    return low <= last <= high
