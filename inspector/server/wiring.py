@@ -111,6 +111,10 @@ def standalone(
             "(ipa-inspection-callback-url)"
         )
     ramdisk_logs.check_conf(conf)
+    if conf.pxe_filter.driver == "dnsmasq":
+        from inspector.pxe_filter.dnsmasq import HostsDir
+
+        HostsDir(conf.dnsmasq_pxe_filter.dhcp_hostsdir, False).check()
     if db is None:
         db = engine.from_conf(conf)
         _wait_for_schema(conf, db)
@@ -378,6 +382,10 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
             f"{conf.pxe_filter.driver}: the PXE filter agent has nothing to do; "
             "set driver = dnsmasq for the dnsmasq on this host"
         )
+    from inspector.pxe_filter.dnsmasq import HostsDir
+
+    # a hostsdir that cannot be used stops the start before anything connects
+    HostsDir(conf.dnsmasq_pxe_filter.dhcp_hostsdir, False).check()
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
     from inspector.locking.semaphore import SemaphoreLockProvider

@@ -267,3 +267,34 @@ def test_json_rpc_options_are_checked_before_connecting(
     assert result.returncode == 2, result.stderr
     assert fragment.format(tmp=tmp_path) in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        (
+            "[pxe_filter]\ndriver = noop\n",
+            "[pxe_filter]driver = noop: the PXE filter agent has nothing to do",
+        ),
+        (
+            "[pxe_filter]\ndriver = dnsmasq\n"
+            "[dnsmasq_pxe_filter]\ndhcp_hostsdir = /nonexistent/hostsdir\n",
+            "[dnsmasq_pxe_filter]dhcp_hostsdir /nonexistent/hostsdir is not a "
+            "directory",
+        ),
+        (
+            "[pxe_filter]\ndriver = dnsmasq\ndeny_unknown_macs = True\n"
+            "[processing]\nnode_not_found_hook = enroll\n",
+            "deny_unknown_macs = True and [processing]node_not_found_hook",
+        ),
+    ],
+)
+def test_pxe_filter_agent_refuses_bad_configuration(
+    tmp_path: pathlib.Path, options: str, fragment: str
+) -> None:
+    """Exit 2 and one line naming the option, before the database (which
+    does not exist here) is tried."""
+    result = run(tmp_path, "ironic-inspector-pxe-filter", SPLIT + options)
+    assert result.returncode == 2, result.stderr
+    assert fragment in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

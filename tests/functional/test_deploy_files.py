@@ -18,6 +18,7 @@ BIN = pathlib.Path(sys.executable).parent
     [
         ("ironic-inspector.service", "ironic-inspector.service"),
         ("ironic-inspector-conductor@.service", "ironic-inspector-conductor@1.service"),
+        ("ironic-inspector-pxe-filter.service", "ironic-inspector-pxe-filter.service"),
     ],
 )
 def test_systemd_units_verify(
@@ -41,7 +42,11 @@ def test_systemd_units_verify(
 
 
 def test_units_stop_gracefully_and_restart() -> None:
-    for unit in ("ironic-inspector.service", "ironic-inspector-conductor@.service"):
+    for unit in (
+        "ironic-inspector.service",
+        "ironic-inspector-conductor@.service",
+        "ironic-inspector-pxe-filter.service",
+    ):
         text = (ETC / "systemd" / unit).read_text()
         assert "KillSignal=SIGTERM" in text and "TimeoutStopSec=90" in text
         assert "Restart=on-failure" in text

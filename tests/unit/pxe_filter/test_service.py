@@ -1,5 +1,6 @@
 """The PXE filter's loops: start order, fast path, repair, failing closed."""
 
+import logging
 import pathlib
 import time
 from collections.abc import Iterator
@@ -99,7 +100,10 @@ def test_dnsmasq_starts_after_the_first_sync(
 
 
 def test_without_ironic_dnsmasq_waits_for_a_complete_sync(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path,
+    truth: Truth,
+    running: list[service.PxeFilter],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     truth.ironic_down = True
     conf = make_conf(tmp_path, dnsmasq_start_command=f"touch {tmp_path / 'up'}")
@@ -107,6 +111,10 @@ def test_without_ironic_dnsmasq_waits_for_a_complete_sync(
     pxe.start()  # the service starts; dnsmasq does not, yet
     running.append(pxe)
     assert not (tmp_path / "up").exists() and not pxe.dnsmasq_started
+    assert (
+        "PXE filter: the first sync did not complete; dnsmasq is started once "
+        "it does (dnsmasq_start_command)"
+    ) in caplog.text
     truth.ironic_down = False
     wait_for(lambda: (tmp_path / "up").exists())
     assert entry(tmp_path, B) == f"{B},ignore"
@@ -117,11 +125,12 @@ def test_a_failing_start_command_names_the_option(
 ) -> None:
     conf = make_conf(tmp_path, dnsmasq_start_command="echo no dnsmasq here >&2; exit 3")
     pxe = service.PxeFilter(conf, None, truth, report=False)
-    with pytest.raises(
-        exceptions.ConfigError,
-        match=r"dnsmasq_start_command failed with exit status 3: no dnsmasq here",
-    ):
+    with pytest.raises(exceptions.ConfigError) as caught:
         pxe.start()
+    assert str(caught.value) == (
+        "[dnsmasq_pxe_filter]dnsmasq_start_command failed with exit status 3: "
+        "no dnsmasq here"
+    )
 
 
 def test_changes_reach_the_filter_without_a_repair(
@@ -157,8 +166,12 @@ def test_repair_learns_new_and_deleted_ports(
 
 
 def test_fails_closed_when_the_source_of_truth_is_lost(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path,
+    truth: Truth,
+    running: list[service.PxeFilter],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="inspector.pxe_filter.service")
     truth.booting = frozenset({A})
     pxe = service.PxeFilter(make_conf(tmp_path), None, truth, report=False)
     pxe.start()
@@ -170,8 +183,15 @@ def test_fails_closed_when_the_source_of_truth_is_lost(
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
     assert entry(tmp_path, B) == f"{B},ignore"
     assert pxe.status()["failing_closed"] is True
+    assert "PXE filter: no answer from the database for 1 s" in caplog.text
+    assert (
+        "failing closed, denying unknown MACs and keeping every deny until it answers"
+    ) in caplog.text
     truth.db_down = False
     wait_for(lambda: not pxe.closed, timeout=4)
+    assert (
+        "PXE filter: its sources answer again; no longer failing closed"
+    ) in caplog.text
     wait_for(lambda: entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*")
 
 
