@@ -1,6 +1,7 @@
 """``GET /metrics``: what this process (or every process of its group)
 recorded (:mod:`inspector.metrics`), plus gauges of shared state
-(introspections by state, conductors alive) computed when scraped from the
+(introspections by state, conductors alive, each PXE filter's report)
+computed when scraped from the
 database and the coordination backend, so every API process answers the
 same for them."""
 
@@ -44,6 +45,38 @@ class SharedStateCollector:
             )
             alive.add_metric([], len(router.hosts()))
             yield alive
+        yield from _pxe_filters(self._rt)
+
+
+PXE_GAUGES = (
+    (
+        "healthy",
+        "1 when the PXE filter reports, runs its dnsmasq and is not failing closed.",
+    ),
+    ("failing_closed", "1 while the PXE filter fails closed (its sources are away)."),
+    ("allowed", "MAC entries the PXE filter allows."),
+    ("denied", "MAC entries the PXE filter denies."),
+    ("unknown_allowed", "1 while the PXE filter lets unknown MACs boot."),
+    ("report_lag", "Seconds since the PXE filter last reported."),
+    ("generation", "Times the PXE filter wrote entries since it started."),
+)
+
+
+def _pxe_filters(rt: Runtime) -> Iterator[core.Metric]:
+    """One gauge family per field of ``GET /v1/pxe-filters``, by host."""
+    from inspector.db import pxe
+    from inspector.pxe_filter.report import view
+
+    views = [view(row) for row in pxe.filters(rt.db)]
+    for field, help_text in PXE_GAUGES:
+        name = f"{PREFIX}_pxe_filter_{field}"
+        if field == "report_lag":
+            name += "_seconds"
+        family = core.GaugeMetricFamily(name, help_text, labels=["host"])
+        for each in views:
+            value = each.get(field)
+            family.add_metric([each["host"]], float(value or 0))
+        yield family
 
 
 class _Registry:

@@ -61,6 +61,19 @@ def test_the_view_says_who_is_healthy(service: Service) -> None:
     assert views["dhcp-c"]["problems"] == ["dnsmasq not started: no complete sync yet"]
     assert views["dhcp-d"]["healthy"] is False
     assert views["dhcp-d"]["problems"][0].startswith("no report for 6")
+    # the same, for Prometheus
+    metrics = service.client.get("/metrics").get_data(as_text=True)
+    prefix = "ironic_inspector_pxe_filter"
+    assert f'{prefix}_healthy{{host="dhcp-a"}} 1.0' in metrics
+    assert f'{prefix}_healthy{{host="dhcp-d"}} 0.0' in metrics
+    assert f'{prefix}_failing_closed{{host="dhcp-b"}} 1.0' in metrics
+    assert f'{prefix}_denied{{host="dhcp-a"}} 40.0' in metrics
+    lag = next(
+        line
+        for line in metrics.splitlines()
+        if line.startswith(f'{prefix}_report_lag_seconds{{host="dhcp-d"}}')
+    )
+    assert float(lag.split()[-1]) >= 60
 
 
 def test_sync_requests_reach_the_filter_once(service: Service) -> None:
