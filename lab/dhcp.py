@@ -36,6 +36,8 @@ def missing() -> str | None:
             return f"{tool} is not installed (make packages)"
     if not os.path.exists(DNSMASQ):
         return "dnsmasq is not installed (Debian dnsmasq-base; make packages)"
+    if not os.path.exists("/usr/sbin/iptables-restore"):
+        return "iptables is not installed (make packages)"
     return None
 
 

@@ -20,6 +20,7 @@ command -v lshw >/dev/null 2>&1 || missing+=(lshw)  # the real agent's inventory
 [ -x /usr/sbin/dnsmasq ] || missing+=(dnsmasq-base)
 command -v busybox >/dev/null 2>&1 || missing+=(busybox)
 command -v ethtool >/dev/null 2>&1 || [ -x /usr/sbin/ethtool ] || missing+=(ethtool)
+[ -x /usr/sbin/iptables-restore ] || missing+=(iptables)
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

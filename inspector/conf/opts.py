@@ -44,6 +44,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (processing.GROUP, processing.register_opts, processing.list_opts),
     (pxe_filter.GROUP, pxe_filter.register_opts, pxe_filter.list_opts),
     (pxe_filter.DNSMASQ_GROUP, lambda _conf: None, pxe_filter.list_dnsmasq_opts),
+    (pxe_filter.IPTABLES_GROUP, lambda _conf: None, pxe_filter.list_iptables_opts),
     (pci_devices.GROUP, pci_devices.register_opts, pci_devices.list_opts),
     (discovery.GROUP, discovery.register_opts, discovery.list_opts),
     (extra_hardware.GROUP, extra_hardware.register_opts, extra_hardware.list_opts),

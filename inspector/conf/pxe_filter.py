@@ -10,6 +10,7 @@ LOG = logging.getLogger(__name__)
 
 GROUP = "pxe_filter"
 DNSMASQ_GROUP = "dnsmasq_pxe_filter"
+IPTABLES_GROUP = "iptables"
 
 OPTS: list[cfg.Opt] = [
     cfg.StrOpt(
@@ -17,7 +18,12 @@ OPTS: list[cfg.Opt] = [
         default="iptables",
         choices=[
             ("noop", "do not filter DHCP; trust the provisioning network"),
-            ("iptables", "ironic-inspector's default; not available yet"),
+            (
+                "iptables",
+                "ironic-inspector's default: a chain of MAC rules in front of "
+                "the DHCP server's port ([iptables]), rewritten in one "
+                "iptables-restore batch",
+            ),
             (
                 "dnsmasq",
                 "one file per MAC in dnsmasq's --dhcp-hostsdir "
@@ -25,10 +31,8 @@ OPTS: list[cfg.Opt] = [
                 "split mode ironic-inspector-pxe-filter next to each dnsmasq",
             ),
         ],
-        help="PXE filter driver. The default is ironic-inspector's, "
-        "iptables, which is not implemented yet: the service refuses to start "
-        "with it (and with the default) rather than leave the DHCP server "
-        "open without saying so.",
+        help="PXE filter driver (doc/pxe-filter.md). The default is "
+        "ironic-inspector's, iptables.",
     ),
     cfg.IntOpt(
         "sync_period",
@@ -77,9 +81,39 @@ DNSMASQ_OPTS: list[cfg.Opt] = [
 ]
 
 
+IPTABLES_OPTS: list[cfg.Opt] = [
+    cfg.StrOpt(
+        "dnsmasq_interface",
+        default="br-ctlplane",
+        help="Interface the inspection DHCP server listens on: DHCP requests "
+        "arriving there pass the filter's chain.",
+    ),
+    cfg.StrOpt(
+        "firewall_chain",
+        default="ironic-inspector",
+        help="iptables chain the filter owns (created, rewritten as a whole).",
+    ),
+    cfg.StrOpt(
+        "ip_version",
+        default="4",
+        choices=[
+            ("4", "DHCPv4, iptables, port 67"),
+            ("6", "DHCPv6, ip6tables, port 547"),
+        ],
+        help="IP version of the DHCP server's traffic.",
+    ),
+    cfg.ListOpt(
+        "ethoib_interfaces",
+        default=[],
+        help="InfiniBand: not supported; setting it is refused at start.",
+    ),
+]
+
+
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(OPTS, group=GROUP)
     conf.register_opts(DNSMASQ_OPTS, group=DNSMASQ_GROUP)
+    conf.register_opts(IPTABLES_OPTS, group=IPTABLES_GROUP)
 
 
 def list_opts() -> list[cfg.Opt]:
@@ -90,7 +124,11 @@ def list_dnsmasq_opts() -> list[cfg.Opt]:
     return DNSMASQ_OPTS
 
 
-AVAILABLE = ("noop", "dnsmasq")
+def list_iptables_opts() -> list[cfg.Opt]:
+    return IPTABLES_OPTS
+
+
+AVAILABLE = ("noop", "dnsmasq", "iptables")
 
 
 def check_driver(conf: cfg.ConfigOpts, split: bool = False) -> None:
@@ -103,6 +141,12 @@ def check_driver(conf: cfg.ConfigOpts, split: bool = False) -> None:
             f"Invalid configuration: [{GROUP}]deny_unknown_macs = True and "
             "[processing]node_not_found_hook are set: discovery needs unknown "
             "MACs to boot; remove one of them"
+        )
+    if driver == "iptables" and conf.iptables.ethoib_interfaces:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: [{IPTABLES_GROUP}]ethoib_interfaces is set: "
+            "InfiniBand PXE filtering is not supported; remove it, or use "
+            f"[{GROUP}]driver = dnsmasq"
         )
     if driver in AVAILABLE:
         return

@@ -59,8 +59,8 @@ class PxeFilter:
         """time.time() of the last successful read of the database."""
         self.db = db
         self.baremetal = baremetal
-        opts = conf.dnsmasq_pxe_filter
-        self.backend = HostsDir(opts.dhcp_hostsdir, opts.purge_dhcp_hostsdir)
+        self.driver = str(conf.pxe_filter.driver)
+        self.backend: Any = backend_of(conf)
         self.sync_period = float(conf.pxe_filter.sync_period)
         self.discovery = bool(conf.processing.node_not_found_hook)
         self.deny_unknown = bool(conf.pxe_filter.deny_unknown_macs)
@@ -93,8 +93,8 @@ class PxeFilter:
             self.backend.prepare()
         except OSError as exc:
             raise exceptions.ConfigError(
-                f"Invalid configuration: [dnsmasq_pxe_filter]dhcp_hostsdir "
-                f"{self.backend.path}: {exc.strerror or exc}"
+                f"Invalid configuration: the PXE filter's {self.backend.path}: "
+                f"{exc.strerror or exc}"
             ) from exc
         if self._repair():
             self._start_dnsmasq()
@@ -110,7 +110,7 @@ class PxeFilter:
         if self._thread.is_alive():
             self._thread.join(10)
         command = self.conf.dnsmasq_pxe_filter.dnsmasq_stop_command
-        if command and self.dnsmasq_started:
+        if command and self.dnsmasq_started and self.driver == "dnsmasq":
             try:
                 _execute(command, "dnsmasq_stop_command")
             except exceptions.ConfigError as exc:
@@ -118,7 +118,7 @@ class PxeFilter:
 
     def _start_dnsmasq(self) -> None:
         command = self.conf.dnsmasq_pxe_filter.dnsmasq_start_command
-        if command:
+        if command and self.driver == "dnsmasq":
             _execute(command, "dnsmasq_start_command")
             LOG.info("PXE filter: dnsmasq started (dnsmasq_start_command)")
         self.dnsmasq_started = True
@@ -148,7 +148,7 @@ class PxeFilter:
     def _report(self) -> bool:
         """Store the status; whether an operator asked for a sync."""
         try:
-            requested = pxe.report(self.db, self.host, "dnsmasq", self.status())
+            requested = pxe.report(self.db, self.host, self.driver, self.status())
         except exceptions.InspectorError as exc:
             LOG.debug("PXE filter: could not report its status: %s", exc)
             return False
@@ -266,7 +266,7 @@ class PxeFilter:
     def status(self) -> dict[str, Any]:
         allowed, denied = self.backend.counts()
         return {
-            "driver": "dnsmasq",
+            "driver": self.driver,
             "backend": self.backend.path,
             "generation": self.generation,
             "last_watch": self.last_watch,
@@ -277,6 +277,17 @@ class PxeFilter:
             "failing_closed": self.closed,
             "dnsmasq_started": self.dnsmasq_started,
         }
+
+
+def backend_of(conf: cfg.ConfigOpts) -> Any:
+    """The backend ``[pxe_filter]driver`` names (dnsmasq or iptables)."""
+    if conf.pxe_filter.driver == "iptables":
+        from inspector.pxe_filter.iptables import Chain
+
+        opts = conf.iptables
+        return Chain(opts.dnsmasq_interface, opts.firewall_chain, opts.ip_version)
+    dnsmasq = conf.dnsmasq_pxe_filter
+    return HostsDir(dnsmasq.dhcp_hostsdir, dnsmasq.purge_dhcp_hostsdir)
 
 
 def _execute(command: str, option: str) -> None:

@@ -111,10 +111,10 @@ def standalone(
             "(ipa-inspection-callback-url)"
         )
     ramdisk_logs.check_conf(conf)
-    if conf.pxe_filter.driver == "dnsmasq":
-        from inspector.pxe_filter.dnsmasq import HostsDir
+    if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
+        from inspector.pxe_filter.service import backend_of
 
-        HostsDir(conf.dnsmasq_pxe_filter.dhcp_hostsdir, False).check()
+        backend_of(conf).check()  # before anything connects
     if db is None:
         db = engine.from_conf(conf)
         _wait_for_schema(conf, db)
@@ -137,7 +137,7 @@ def standalone(
 
         publisher = Publisher(conf)
     pxe = None
-    if conf.pxe_filter.driver == "dnsmasq":
+    if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
         from inspector.pxe_filter.service import PxeFilter
 
         pxe = PxeFilter(conf, rt.db, rt.baremetal)
@@ -200,10 +200,11 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
             "ipa-inspection-callback-url=<the API's URL> on their command line"
         )
     pxe_filter.check_driver(conf, split=True)
-    if conf.pxe_filter.driver == "dnsmasq":
+    if conf.pxe_filter.driver != "noop":
         LOG.info(
-            "[pxe_filter]driver = dnsmasq: conductors do not filter; "
-            "ironic-inspector-pxe-filter runs next to each dnsmasq"
+            "[pxe_filter]driver = %s: conductors do not filter; "
+            "ironic-inspector-pxe-filter runs next to each DHCP server",
+            conf.pxe_filter.driver,
         )
     ramdisk_logs.check_conf(conf)
     shape.check_split(conf)
@@ -376,16 +377,16 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
 
     opts.validate(conf)
     pxe_filter.check_driver(conf)
-    if conf.pxe_filter.driver != "dnsmasq":
+    if conf.pxe_filter.driver == "noop":
         raise exceptions.ConfigError(
-            f"Invalid configuration: [pxe_filter]driver = "
-            f"{conf.pxe_filter.driver}: the PXE filter agent has nothing to do; "
-            "set driver = dnsmasq for the dnsmasq on this host"
+            "Invalid configuration: [pxe_filter]driver = noop: the PXE filter "
+            "agent has nothing to do; set driver = dnsmasq (or iptables) for "
+            "the DHCP server on this host"
         )
-    from inspector.pxe_filter.dnsmasq import HostsDir
+    from inspector.pxe_filter.service import backend_of
 
-    # a hostsdir that cannot be used stops the start before anything connects
-    HostsDir(conf.dnsmasq_pxe_filter.dhcp_hostsdir, False).check()
+    # an unusable hostsdir or interface stops the start before anything connects
+    backend_of(conf).check()
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
     from inspector.locking.semaphore import SemaphoreLockProvider

@@ -23,7 +23,16 @@ from tests.functional.conftest import run_script as run
             "http_basic_auth_user_file /nonexistent/htpasswd",
         ),
         ("[DEFAULT]\ntimeout = -5\n", "[DEFAULT]timeout"),
-        ("[pxe_filter]\ndriver = iptables\n", "[pxe_filter]driver"),
+        ("[pxe_filter]\ndriver = ebtables\n", "[pxe_filter]driver"),
+        ("[iptables]\nip_version = 5\n", "[iptables]ip_version"),
+        (
+            "[pxe_filter]\ndriver = iptables\n[iptables]\ndnsmasq_interface = br-nowhere\n",
+            "[iptables]dnsmasq_interface br-nowhere is not an interface of this host",
+        ),
+        (
+            "[pxe_filter]\ndriver = iptables\n[iptables]\nethoib_interfaces = ib0\n",
+            "[iptables]ethoib_interfaces",
+        ),
         (
             "[discovery]\nenabled_bmc_address_version = 4,5\n",
             "[discovery]enabled_bmc_address_version",
@@ -189,12 +198,15 @@ def test_split_waits_for_the_database_as_configured(tmp_path: pathlib.Path) -> N
 def test_upstream_defaults_apply_to_a_config_that_names_none(
     tmp_path: pathlib.Path,
 ) -> None:
-    # ironic-inspector's defaults: the iptables PXE filter (not available
-    # yet) and Keystone; a config relying on them is refused by name
+    # ironic-inspector's defaults: the iptables PXE filter on br-ctlplane
+    # (which this machine does not have) and Keystone; a config relying on
+    # them stops at start, naming what to set
     db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
     result = run(tmp_path, "ironic-inspector", db, lab_defaults=False)
     assert result.returncode == 2, result.stderr
-    assert "[pxe_filter]driver = iptables (the default" in result.stderr
+    assert (
+        "[iptables]dnsmasq_interface br-ctlplane is not an interface of this host"
+    ) in result.stderr
     noop = db + "[pxe_filter]\ndriver = noop\n"
     result = run(tmp_path, "ironic-inspector", noop, lab_defaults=False)
     assert result.returncode == 2, result.stderr

@@ -5,12 +5,14 @@ taking each machine's MAC, and a real Ironic."""
 import pathlib
 import random
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from inspector import exceptions
 from lab import dhcp
 from lab.dhcp import DhcpSegment, Server
 from lab.inspector_server import InspectorServer
@@ -288,3 +290,45 @@ def _in_pool(address: str, server: Server) -> bool:
     last = int(address.rsplit(".", 1)[1])
     low, high = (int(a.rsplit(".", 1)[1]) for a in server.pool)
     return low <= last <= high
+
+
+def test_iptables_backend_with_real_dhcp(segment: DhcpSegment) -> None:
+    """The iptables driver's chain in the DHCP server's namespace: one
+    iptables-restore batch per change, real DHCP through it."""
+    from inspector.pxe_filter import policy
+    from inspector.pxe_filter.iptables import Chain
+
+    server = segment.servers[0]
+    subprocess.run(server.start_command(), shell=True, check=True, timeout=30)
+    chain = Chain(
+        "eth0", "ironic-inspector", prefix=("ip", "netns", "exec", server.namespace)
+    )
+    with pytest.raises(exceptions.ConfigError, match="br-nowhere is not an interface"):
+        Chain("br-nowhere", "x", prefix=chain.prefix).check()
+    chain.check()
+    chain.prepare()
+    chain.prepare()  # idempotent: one jump, an empty chain
+    allowed, known, stranger = (unknown_mac() for _ in range(3))
+    booting = policy.decide(
+        frozenset({allowed}), frozenset({allowed, known}), True, False, False
+    )
+    assert chain.apply(booting) == 3
+    assert segment.offered(allowed) is not None
+    assert segment.offered(known) is None
+    assert segment.offered(stranger) is not None  # an introspection runs
+    idle = policy.decide(frozenset(), frozenset({allowed, known}), False, False, False)
+    assert chain.apply(idle) == 2
+    assert chain.apply(idle) == 0  # nothing changed: no batch
+    assert segment.offered(allowed) is None and segment.offered(stranger) is None
+    rules = subprocess.run(
+        [*chain.prefix, "iptables", "-S"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert (
+        rules.count("-A INPUT -i eth0 -p udp -m udp --dport 67 -j ironic-inspector")
+        == 1
+    )
+    assert (
+        f"-A ironic-inspector -m mac --mac-source {known.upper()} -j DROP" in rules
+        or (f"-A ironic-inspector -m mac --mac-source {known} -j DROP" in rules)
+    )
+    assert rules[-1] == "-A ironic-inspector -j DROP"

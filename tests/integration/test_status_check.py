@@ -24,7 +24,7 @@ def test_schema_behind_and_current(
         "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:5672/\n"
         f"[database]\nconnection = {url}\n"
         "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n"
-        # the default (iptables, as upstream) stops conductors: the check says so
+        # the default (iptables on br-ctlplane, as upstream) needs that interface
         "[pxe_filter]\ndriver = noop\n"
     )
     dbsync = ("ironic-inspector-dbsync", conf)
