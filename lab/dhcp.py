@@ -75,6 +75,11 @@ class Server:
     def hostsdir(self) -> pathlib.Path:
         return self.work_dir / "hostsdir"
 
+    @property
+    def hostsfile(self) -> pathlib.Path:
+        """Read instead of the hostsdir when the segment says so (SIGHUP)."""
+        return self.work_dir / "hostsfile"
+
     def start_command(self) -> str:
         """The shell command that starts this dnsmasq (it daemonizes; its
         PID goes to the pid file): a PXE filter's dnsmasq_start_command."""
@@ -111,12 +116,16 @@ class Server:
 class DhcpSegment:
     """A bridged segment with ``servers`` dnsmasq servers and one client."""
 
-    def __init__(self, work_dir: pathlib.Path, servers: int = 1) -> None:
+    def __init__(
+        self, work_dir: pathlib.Path, servers: int = 1, hostsfile: bool = False
+    ) -> None:
         reason = missing()
         if reason:
             raise Unavailable(reason)
         self.work_dir = pathlib.Path(work_dir)
         self.tag = uuid.uuid4().hex[:6]
+        self.hostsfile = hostsfile
+        """Servers read one --dhcp-hostsfile instead of a --dhcp-hostsdir."""
         self.switch = f"dh{self.tag}-sw"
         self.client_ns = f"dh{self.tag}-cl"
         self.namespaces: list[str] = []
@@ -142,6 +151,12 @@ class DhcpSegment:
             self._attach(server.namespace, f"s{index}", f"{server.address}/24")
             server.work_dir.mkdir(parents=True, exist_ok=True)
             server.hostsdir.mkdir(exist_ok=True)
+            server.hostsfile.touch()
+            hosts = (
+                f"dhcp-hostsfile={server.hostsfile}"
+                if self.hostsfile
+                else f"dhcp-hostsdir={server.hostsdir}"
+            )
             server.conf_file.write_text(
                 "\n".join(
                     [
@@ -149,7 +164,7 @@ class DhcpSegment:
                         "interface=eth0",
                         "bind-interfaces",
                         f"dhcp-range={server.pool[0]},{server.pool[1]},255.255.255.0,2m",
-                        f"dhcp-hostsdir={server.hostsdir}",
+                        hosts,
                         f"dhcp-leasefile={server.work_dir / 'leases'}",
                         f"pid-file={server.pid_file}",
                         "log-dhcp",

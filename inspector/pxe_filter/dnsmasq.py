@@ -12,6 +12,7 @@ line. Only entries that change are written.
 import logging
 import os
 import re
+import signal
 
 from inspector import exceptions
 from inspector.pxe_filter.policy import Desired
@@ -27,9 +28,13 @@ OPTION = "[dnsmasq_pxe_filter]dhcp_hostsdir"
 class HostsDir:
     """The hostsdir as this process last wrote it (kept in memory)."""
 
-    def __init__(self, path: str, purge: bool) -> None:
+    def __init__(self, path: str, purge: bool, pid_file: str = "") -> None:
         self.path = path
         self.purge = purge
+        self.pid_file = pid_file
+        """dnsmasq's pid-file: lets :meth:`compact` make it forget removed
+        files (dnsmasq keeps a deleted file's record until SIGHUP)."""
+        self._last: Desired | None = None
         self.written: dict[str, bool] = {}
         """MAC -> allowed, for every MAC file in the directory."""
         self.unknown: bool | None = None
@@ -71,6 +76,7 @@ class HostsDir:
 
     def apply(self, desired: Desired) -> int:
         """Write the entries that differ from ``desired``; how many."""
+        self._last = desired
         changed = 0
         for mac, allowed in desired.entries(frozenset(self.written)).items():
             if self.written.get(mac) is not allowed:
@@ -83,6 +89,39 @@ class HostsDir:
             self.unknown = desired.unknown_allowed
             changed += 1
         return changed
+
+    def compact(self) -> int:
+        """Remove the files of MACs Ironic no longer knows (they follow the
+        wildcard anyway) and SIGHUP dnsmasq so it forgets them; only with
+        ``pid_file``. How many files were removed."""
+        if not self.pid_file or self._last is None:
+            return 0
+        stale = set(self.written) - self._last.allow - self._last.deny
+        if not stale:
+            return 0
+        for mac in stale:
+            try:
+                os.remove(os.path.join(self.path, mac))
+            except FileNotFoundError:
+                pass
+            del self.written[mac]
+        try:
+            with open(self.pid_file, encoding="ascii") as handle:
+                os.kill(int(handle.read().split()[0]), signal.SIGHUP)
+        except (OSError, ValueError, IndexError) as exc:
+            LOG.warning(
+                "PXE filter: removed %d entries of deleted ports but could not "
+                "SIGHUP dnsmasq (%s): %s",
+                len(stale),
+                self.pid_file,
+                exc,
+            )
+        else:
+            LOG.info(
+                "PXE filter: removed %d entries of deleted ports; dnsmasq reloaded",
+                len(stale),
+            )
+        return len(stale)
 
     def counts(self) -> tuple[int, int]:
         """(allowed, denied) MAC entries."""

@@ -174,6 +174,9 @@ class PxeFilter:
         self.last_watch = time.time()
         self.known = known
         changed = self._apply(booting, active, force=True)
+        compact = getattr(self.backend, "compact", None)
+        if compact is not None:
+            changed += compact()
         self.last_sync = time.time()
         LOG.debug(
             "PXE filter: repair sync of %d Ironic MACs, %d under introspection, "
@@ -287,7 +290,13 @@ def backend_of(conf: cfg.ConfigOpts) -> Any:
         opts = conf.iptables
         return Chain(opts.dnsmasq_interface, opts.firewall_chain, opts.ip_version)
     dnsmasq = conf.dnsmasq_pxe_filter
-    return HostsDir(dnsmasq.dhcp_hostsdir, dnsmasq.purge_dhcp_hostsdir)
+    if dnsmasq.dhcp_hostsfile:
+        from inspector.pxe_filter.hostsfile import HostsFile
+
+        return HostsFile(dnsmasq.dhcp_hostsfile, dnsmasq.dnsmasq_pid_file)
+    return HostsDir(
+        dnsmasq.dhcp_hostsdir, dnsmasq.purge_dhcp_hostsdir, dnsmasq.dnsmasq_pid_file
+    )
 
 
 def _execute(command: str, option: str) -> None:

@@ -61,6 +61,24 @@ def filtered(
     )
 
 
+def answered(segment: DhcpSegment, mac: str, timeout: float = 8) -> str:
+    """The offer to ``mac``, asking again while dnsmasq catches up with a
+    change (inotify, or a SIGHUP's re-read, take a fraction of a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        offer = segment.offered(mac)
+        if offer is not None:
+            return offer
+        assert time.monotonic() < deadline, f"no offer to {mac}"
+
+
+def refused(segment: DhcpSegment, mac: str, timeout: float = 8) -> None:
+    """No server offers ``mac`` (asking again while dnsmasq catches up)."""
+    deadline = time.monotonic() + timeout
+    while segment.offered(mac) is not None:
+        assert time.monotonic() < deadline, f"{mac} still gets offers"
+
+
 def says(server: Server, name: str) -> str | None:
     path = server.hostsdir / name
     return path.read_text().strip() if path.exists() else None
@@ -93,17 +111,17 @@ def test_standalone_filter_with_real_dhcp(
         client = Client(inspector.url)
         for machine in (first, second):  # known to Ironic, not introspected
             settle(server, machine.pxe_mac, allowed=False)
-            assert segment.offered(machine.pxe_mac) is None
-        assert segment.offered(stranger) is None  # nothing runs: unknown denied
+            refused(segment, machine.pxe_mac)
+        refused(segment, stranger)  # nothing runs: unknown denied
 
         started = time.monotonic()
         start(client, first_uuid)
         took = settle(server, first.pxe_mac, allowed=True)
-        offer = segment.offered(first.pxe_mac)
+        offer = answered(segment, first.pxe_mac)
         offered_after = time.monotonic() - started
-        assert offer is not None and offer.startswith("192.0.2.")
-        assert segment.offered(second.pxe_mac) is None  # still denied
-        assert segment.offered(stranger) is not None  # an introspection runs
+        assert offer.startswith("192.0.2.")
+        refused(segment, second.pxe_mac)  # still denied
+        answered(segment, stranger)  # an introspection runs
         print(
             f"\nPXE filter: allowed {took:.2f} s after the start, "
             f"offer {offered_after:.2f} s after it"
@@ -114,20 +132,20 @@ def test_standalone_filter_with_real_dhcp(
         assert resp.status_code == 200, resp.text
         client.wait_for(first_uuid, "finished")
         settle(server, first.pxe_mac, allowed=False)
-        assert segment.offered(first.pxe_mac) is None
-        assert segment.offered(stranger) is None
+        refused(segment, first.pxe_mac)
+        refused(segment, stranger)
 
         # a deleted port follows the unknown-MAC policy
         port = lab.api.request("GET", f"/v1/ports?address={second.pxe_mac}")
         lab.api.request("DELETE", f"/v1/ports/{port['ports'][0]['uuid']}")
         start(client, third_uuid)  # an introspection runs: unknown allowed
         settle(server, second.pxe_mac, allowed=True, timeout=SYNC_PERIOD + 8)
-        assert segment.offered(second.pxe_mac) is not None
+        answered(segment, second.pxe_mac)
         client.post(f"/v1/introspection/{third_uuid}/abort")
         client.wait_for(third_uuid, "error")
         settle(server, second.pxe_mac, allowed=False)
-        assert segment.offered(second.pxe_mac) is None
-        assert segment.offered(third.pxe_mac) is None
+        refused(segment, second.pxe_mac)
+        refused(segment, third.pxe_mac)
     finally:
         inspector.stop()
     assert not server.running()  # dnsmasq_stop_command ran
@@ -142,8 +160,8 @@ def test_discovery_lets_unknown_machines_boot(
     inspector = filtered(tmp_path, ironic, server, node_not_found_hook="enroll")
     try:
         settle(server, known.pxe_mac, allowed=False)
-        assert segment.offered(unknown_mac()) is not None  # discovery: allowed
-        assert segment.offered(known.pxe_mac) is None  # known: still denied
+        answered(segment, unknown_mac())  # discovery: allowed
+        refused(segment, known.pxe_mac)  # known: still denied
     finally:
         inspector.stop()
 
@@ -223,7 +241,7 @@ def _split_scenario(
     for machine, _uuid in nodes:
         for server in servers:
             settle(server, machine.pxe_mac, allowed=False)
-    assert segment.offered(first.pxe_mac) is None  # denied by both servers
+    refused(segment, first.pxe_mac)  # denied by both servers
 
     # convergence: from the 202 of a start to both agents allowing the node
     took = []
@@ -245,14 +263,14 @@ def _split_scenario(
     start(client, first_uuid)
     while not both_allow(servers, first.pxe_mac):
         time.sleep(0.01)
-    assert segment.offered(first.pxe_mac) is not None
-    assert segment.offered(second.pxe_mac) is None  # known, not introspected
+    answered(segment, first.pxe_mac)
+    refused(segment, second.pxe_mac)  # known, not introspected
     client.wait_for(first_uuid, "waiting")
     assert client.post("/v1/continue", json=first.payload()).status_code == 200
     client.wait_for(first_uuid, "finished", timeout=30)
     for server in servers:
         settle(server, first.pxe_mac, allowed=False)
-    assert segment.offered(first.pxe_mac) is None
+    refused(segment, first.pxe_mac)
 
     views = client.get("/v1/pxe-filters", headers=V121).json()["pxe_filters"]
     mine = {v["host"]: v for v in views}
@@ -264,16 +282,14 @@ def _split_scenario(
     start(client, third_uuid)
     settle(servers[1], third.pxe_mac, allowed=True)
     assert says(servers[0], third.pxe_mac) == f"{third.pxe_mac},ignore"
-    offer = segment.offered(third.pxe_mac)
-    assert offer is not None and _in_pool(offer, servers[1])  # only server 2
-    assert segment.offered(second.pxe_mac) is None
+    assert _in_pool(answered(segment, third.pxe_mac), servers[1])  # only server 2
+    refused(segment, second.pxe_mac)
 
     # a deleted port follows the unknown policy (an introspection runs)
     port = lab.api.request("GET", f"/v1/ports?address={second.pxe_mac}")
     lab.api.request("DELETE", f"/v1/ports/{port['ports'][0]['uuid']}")
     settle(servers[1], second.pxe_mac, allowed=True, timeout=SYNC_PERIOD + 8)
-    offer = segment.offered(second.pxe_mac)
-    assert offer is not None and _in_pool(offer, servers[1])
+    assert _in_pool(answered(segment, second.pxe_mac), servers[1])
     client.post(f"/v1/introspection/{third_uuid}/abort")
 
     def agent_one_unhealthy() -> bool:
@@ -313,13 +329,14 @@ def test_iptables_backend_with_real_dhcp(segment: DhcpSegment) -> None:
         frozenset({allowed}), frozenset({allowed, known}), True, False, False
     )
     assert chain.apply(booting) == 3
-    assert segment.offered(allowed) is not None
-    assert segment.offered(known) is None
-    assert segment.offered(stranger) is not None  # an introspection runs
+    answered(segment, allowed)
+    refused(segment, known)
+    answered(segment, stranger)  # an introspection runs
     idle = policy.decide(frozenset(), frozenset({allowed, known}), False, False, False)
     assert chain.apply(idle) == 2
     assert chain.apply(idle) == 0  # nothing changed: no batch
-    assert segment.offered(allowed) is None and segment.offered(stranger) is None
+    refused(segment, allowed)
+    refused(segment, stranger)
     rules = subprocess.run(
         [*chain.prefix, "iptables", "-S"], capture_output=True, text=True, check=True
     ).stdout.splitlines()
@@ -332,3 +349,54 @@ def test_iptables_backend_with_real_dhcp(segment: DhcpSegment) -> None:
         or (f"-A ironic-inspector -m mac --mac-source {known} -j DROP" in rules)
     )
     assert rules[-1] == "-A ironic-inspector -j DROP"
+
+
+def test_single_hosts_file_with_real_dhcp(tmp_path: pathlib.Path) -> None:
+    """dhcp_hostsfile: one file, rewritten whole, dnsmasq reloaded by SIGHUP."""
+    from inspector.pxe_filter import policy
+    from inspector.pxe_filter.hostsfile import HostsFile
+
+    with DhcpSegment(tmp_path / "dhcp", hostsfile=True) as segment:
+        server = segment.servers[0]
+        subprocess.run(server.start_command(), shell=True, check=True, timeout=30)
+        backend = HostsFile(str(server.hostsfile), str(server.pid_file))
+        backend.check()
+        backend.prepare()
+        allowed, known, stranger = (unknown_mac() for _ in range(3))
+        macs = frozenset({allowed, known})
+        backend.apply(policy.decide(frozenset({allowed}), macs, True, False, False))
+        assert backend.reloads == 1
+        answered(segment, allowed)
+        refused(segment, known)
+        answered(segment, stranger)
+        backend.apply(policy.decide(frozenset(), macs, False, False, False))
+        refused(segment, allowed)
+        refused(segment, stranger)
+        assert server.hostsfile.read_text().splitlines()[-1] == "*:*:*:*:*:*,ignore"
+
+
+def test_entries_of_deleted_ports_are_compacted(tmp_path: pathlib.Path) -> None:
+    """dnsmasq keeps a deleted file's record until SIGHUP: with its pid
+    file, the filter removes the entries of deleted ports and reloads it;
+    the MAC then follows the wildcard, as before the removal."""
+    from inspector.pxe_filter import policy
+    from inspector.pxe_filter.dnsmasq import HostsDir
+
+    with DhcpSegment(tmp_path / "dhcp") as segment:
+        server = segment.servers[0]
+        gone, kept = unknown_mac(), unknown_mac()
+        backend = HostsDir(str(server.hostsdir), True, str(server.pid_file))
+        backend.prepare()
+        backend.apply(
+            policy.decide(frozenset(), frozenset({gone, kept}), False, False, False)
+        )
+        subprocess.run(server.start_command(), shell=True, check=True, timeout=30)
+        refused(segment, gone)
+        # gone's port is deleted while an introspection runs: unknown allowed
+        backend.apply(policy.decide(frozenset(), frozenset({kept}), True, False, False))
+        answered(segment, gone)
+        assert backend.compact() == 1
+        assert not (server.hostsdir / gone).exists() and gone not in backend.written
+        answered(segment, gone)  # the wildcard allows it
+        refused(segment, kept)
+        assert backend.compact() == 0

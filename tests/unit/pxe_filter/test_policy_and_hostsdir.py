@@ -98,3 +98,29 @@ def test_unusable_directory_is_named(
     monkeypatch.setattr(os, "access", lambda _path, _mode: False)
     with pytest.raises(exceptions.ConfigError, match="is not writable by"):
         HostsDir(str(tmp_path), purge=True).check()
+
+
+def test_hosts_file_needs_a_pid_file_and_a_directory(tmp_path: pathlib.Path) -> None:
+    from inspector.pxe_filter.hostsfile import HostsFile
+
+    with pytest.raises(exceptions.ConfigError, match="needs dnsmasq_pid_file"):
+        HostsFile(str(tmp_path / "hosts"), "").check()
+    with pytest.raises(exceptions.ConfigError, match="is missing or not writable"):
+        HostsFile(str(tmp_path / "no" / "hosts"), str(tmp_path / "pid")).check()
+    hosts = HostsFile(str(tmp_path / "hosts"), str(tmp_path / "no-such.pid"))
+    hosts.prepare()
+    desired = policy.decide(frozenset({A}), frozenset({A, B}), False, False, False)
+    assert hosts.apply(desired) == 3
+    assert (tmp_path / "hosts").read_text() == (
+        f"{A}\n{B},ignore\n*:*:*:*:*:*,ignore\n"
+    )
+    assert hosts.reloads == 0  # no dnsmasq runs: nothing to reload, no error
+    assert hosts.apply(desired) == 0
+
+
+def test_compaction_needs_the_pid_file(tmp_path: pathlib.Path) -> None:
+    hosts = HostsDir(str(tmp_path), purge=True)  # no pid file: never removes
+    hosts.prepare()
+    hosts.apply(policy.decide(frozenset(), frozenset({A, B}), False, False, False))
+    hosts.apply(policy.decide(frozenset(), frozenset({A}), False, False, False))
+    assert hosts.compact() == 0 and (tmp_path / B).exists()
