@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo bench test lint unit functional integration genconfig docs clean
+.PHONY: all venv packages demo bench bench-pxe test lint unit functional integration genconfig docs clean
 
 all: test
 
@@ -58,6 +58,10 @@ docs: venv
 BENCH_SHAPES ?= standalone,split-2
 bench: venv packages
 	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --output bench.json
+
+# the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends
+bench-pxe: venv packages
+	$(BIN)/python -m lab bench-pxe
 
 clean:
 	rm -rf $(VENV) .work .mypy_cache .ruff_cache
