@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         "RabbitMQ and PostgreSQL (Debian packages, installed by make demo)",
     )
     _split_api_option(run)
+    run.add_argument(
+        "--pxe",
+        action="store_true",
+        help="standalone: machines boot through real DHCP from a dnsmasq "
+        "(network namespaces, needs root) guarded by the PXE filter",
+    )
     bench = sub.add_parser(
         "bench", help="measure N machines at once in one or more shapes"
     )
@@ -158,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
+        if args.pxe and args.split is not None:
+            print("lab: --pxe runs the standalone shape only", file=sys.stderr)
+            return 2
         if args.machines < 1:
             print("lab: --machines must be at least 1", file=sys.stderr)
             return 2
@@ -172,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                     split=args.split,
                     split_api=args.split_api,
                     rpc_transport=args.rpc,
+                    pxe=args.pxe,
                 )
             )
         except KeyboardInterrupt:

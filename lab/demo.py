@@ -19,6 +19,7 @@ import requests
 from inspector.cmd import process
 from lab import lldp, machines, procstat
 from lab.apache_server import ApacheApiServer
+from lab.dhcp import DhcpSegment
 from lab.enroll import IronicAPI, enroll
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer, default_cache_dir
@@ -41,6 +42,9 @@ class DemoOptions:
     """Where the split API runs: under Apache (mod_wsgi) or "local"."""
     rpc_transport: str = "oslo"
     """How the split API hands work to the conductors: "oslo" or "json-rpc"."""
+    pxe: bool = False
+    """Standalone: machines boot through real DHCP from a dnsmasq guarded by
+    the inspector's PXE filter before their ramdisk posts."""
 
 
 @dataclasses.dataclass
@@ -53,6 +57,8 @@ class Running:
     rss_pids: dict[str, int]
     """Name -> PID of each process whose peak memory is reported."""
     cluster: SplitCluster | None = None
+    segment: "DhcpSegment | None" = None
+    """The DHCP segment the machines boot from (``--pxe``)."""
 
 
 def start_inspector(
@@ -60,12 +66,27 @@ def start_inspector(
 ) -> Running:
     """Start the chosen shape and register its stop on ``stack``."""
     if options.split is None:
-        inspector = InspectorServer(work / "inspector", ironic_url)
+        extra: dict[str, dict[str, str]] = {}
+        if options.pxe:
+            segment = DhcpSegment(work / "dhcp")
+            stack.callback(segment.close)
+            segment.start()
+            server = segment.servers[0]
+            extra = {
+                "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
+                "dnsmasq_pxe_filter": {
+                    "dhcp_hostsdir": str(server.hostsdir),
+                    "dnsmasq_start_command": server.start_command(),
+                    "dnsmasq_stop_command": server.stop_command(),
+                },
+            }
+        inspector = InspectorServer(work / "inspector", ironic_url, options=extra)
         inspector.start()
         stack.callback(inspector.stop)
         assert inspector.pid is not None
         pids = {"inspector": inspector.pid}
-        return Running(inspector.url, pids, pids)
+        found = segment if options.pxe else None
+        return Running(inspector.url, pids, pids, segment=found)
     cluster = SplitCluster(
         work / "split",
         ironic_url,
@@ -94,9 +115,50 @@ def start_inspector(
     return Running(cluster.url, cpu, rss, cluster)
 
 
+def _dhcp_probe(segment: DhcpSegment) -> Any:
+    """One machine at a time takes the client namespace's MAC and asks."""
+    guard = threading.Lock()
+
+    def probe(machine: Any) -> str | None:
+        with guard:
+            return segment.offered(machine.pxe_mac)
+
+    return probe
+
+
+def _pxe_summary(segment: DhcpSegment, player: Any, lab: list[Any], url: str) -> None:
+    leases = dict(player.leases)
+    got = sorted(a for a in leases.values() if a)
+    print(
+        f"\nPXE: {len(got)} of {len(lab)} machines got an address from the "
+        f"filtered dnsmasq before their ramdisk posted"
+        + (f" ({got[0]} ... {got[-1]})" if got else "")
+    )
+    # every introspection is over: known machines are denied again
+    refused = [m.name for m in lab[:3] if segment.offered(m.pxe_mac) is None]
+    print(
+        f"PXE: after the introspections, {len(refused)} of {min(3, len(lab))} "
+        "machines probed get no offer (denied again)"
+    )
+    resp = requests.get(
+        f"{url}/v1/pxe-filters",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.21"},
+        timeout=30,
+    )
+    for view in resp.json().get("pxe_filters", []):
+        print(
+            f"PXE filter {view['host']}: healthy {view['healthy']}, "
+            f"{view['allowed']} allowed, {view['denied']} denied, unknown MACs "
+            f"{'allowed' if view['unknown_allowed'] else 'denied'}, "
+            f"{view['generation']} writes"
+        )
+
+
 def _shape(options: DemoOptions) -> str:
     if options.split is None:
-        return "standalone"
+        return (
+            "standalone, PXE from a filtered dnsmasq" if options.pxe else "standalone"
+        )
     api = "under Apache" if options.split_api == "apache" else "on its own server"
     casts = {
         "json-rpc": "JSON-RPC, no broker",
@@ -207,7 +269,10 @@ def run(options: DemoOptions) -> int:
         _phase(f"{len(lab)} machines enrolled (manageable)", started)
 
         # a 0.5 s watch keeps the player's own node listing off Ironic's CPU
-        player = RamdiskPlayer(api, url, lab, seed=options.seed, poll_interval=0.5)
+        probe = _dhcp_probe(running.segment) if running.segment else None
+        player = RamdiskPlayer(
+            api, url, lab, seed=options.seed, poll_interval=0.5, dhcp=probe
+        )
         player.start()
         stack.callback(player.stop)
 
@@ -314,6 +379,8 @@ def run(options: DemoOptions) -> int:
             f"({len(finished_at) / elapsed:.1f} machines/s); whole demo "
             f"{time.monotonic() - total_started:.1f} s"
         )
+        if running.segment is not None:
+            _pxe_summary(running.segment, player, lab, url)
         if options.keep_running:
             _keep_running(running, work, ironic)
         if errors:

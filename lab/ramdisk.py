@@ -5,6 +5,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -77,7 +78,12 @@ class RamdiskPlayer:
         boot_delay: tuple[float, float] = (0.2, 1.0),
         poll_interval: float = 0.2,
         seed: int = 0,
+        dhcp: Callable[[Machine], str | None] | None = None,
     ) -> None:
+        self.dhcp = dhcp
+        """PXE first: ask for an address as the machine's PXE MAC (real DHCP
+        through the filter); no address, no ramdisk, no callback."""
+        self.leases: dict[str, str | None] = {}
         self.ironic = ironic
         self.inspector_url = inspector_url.rstrip("/")
         self.machines = {m.name: m for m in machines}
@@ -140,6 +146,17 @@ class RamdiskPlayer:
     def _call_back(self, machine: Machine, booted_at: float, delay: float) -> None:
         if self._stop.wait(delay):
             return
+        if self.dhcp is not None:
+            lease = None
+            for _try in range(3):  # a PXE ROM asks a few times
+                lease = self.dhcp(machine)
+                if lease is not None:
+                    break
+            with self._lock:
+                self.leases[machine.name] = lease
+            if lease is None:
+                LOG.warning("%s got no DHCP offer: it cannot boot", machine.name)
+                return
         record = Callback(
             machine=machine.name, booted_at=booted_at, posted_at=time.monotonic()
         )
