@@ -40,9 +40,14 @@ function inspector_configure {
     iniset "$INSPECTOR_CONF_FILE" ironic user_domain_name Default
     iniset "$INSPECTOR_CONF_FILE" ironic project_domain_name Default
     iniset "$INSPECTOR_CONF_FILE" ironic region_name "$REGION_NAME"
-    # devstack's Ironic runs its own DHCP filtering; the default (iptables,
-    # as in ironic-inspector) is not available in this release yet
-    iniset "$INSPECTOR_CONF_FILE" pxe_filter driver noop
+    # devstack's Ironic runs its own DHCP; filter only when asked to
+    iniset "$INSPECTOR_CONF_FILE" pxe_filter driver "$INSPECTOR_PXE_FILTER"
+    if [[ "$INSPECTOR_PXE_FILTER" == "dnsmasq" ]]; then
+        sudo install -d -o "$INSPECTOR_USER" "$INSPECTOR_DHCP_HOSTSDIR"
+        iniset "$INSPECTOR_CONF_FILE" dnsmasq_pxe_filter dhcp_hostsdir "$INSPECTOR_DHCP_HOSTSDIR"
+    elif [[ "$INSPECTOR_PXE_FILTER" == "iptables" ]]; then
+        iniset "$INSPECTOR_CONF_FILE" iptables dnsmasq_interface "$INSPECTOR_DHCP_INTERFACE"
+    fi
     if _inspector_split; then
         iniset "$INSPECTOR_CONF_FILE" DEFAULT standalone False
         iniset "$INSPECTOR_CONF_FILE" DEFAULT rpc_transport "$INSPECTOR_RPC_TRANSPORT"
@@ -109,6 +114,9 @@ function inspector_start {
         for ((i = 1; i <= INSPECTOR_CONDUCTORS; i++)); do
             run_process "ironic-inspector-conductor-$i" "$INSPECTOR_BIN_DIR/ironic-inspector-conductor --config-file $INSPECTOR_CONF_FILE --config-file $INSPECTOR_CONF_DIR/conductor-$i.conf"
         done
+        if [[ "$INSPECTOR_PXE_FILTER" != "noop" ]]; then
+            run_process ironic-inspector-pxe-filter "$INSPECTOR_BIN_DIR/ironic-inspector-pxe-filter --config-file $INSPECTOR_CONF_FILE"
+        fi
         _inspector_write_vhost
         enable_apache_site ironic-inspector-api
         restart_apache_server
@@ -126,6 +134,9 @@ function inspector_stop {
         for ((i = 1; i <= INSPECTOR_CONDUCTORS; i++)); do
             stop_process "ironic-inspector-conductor-$i"
         done
+        if [[ "$INSPECTOR_PXE_FILTER" != "noop" ]]; then
+            stop_process ironic-inspector-pxe-filter
+        fi
         disable_apache_site ironic-inspector-api
         restart_apache_server
     else

@@ -88,6 +88,7 @@ class Stack:
         shape: str,
         conductors: int = 2,
         rpc_transport: str = "oslo",
+        pxe_filter: str = "noop",
     ) -> None:
         self.work = work
         self.log = work / "stub.log"
@@ -109,6 +110,8 @@ class Stack:
             "INSPECTOR_SHAPE": shape,
             "INSPECTOR_CONDUCTORS": str(conductors),
             "INSPECTOR_RPC_TRANSPORT": rpc_transport,
+            "INSPECTOR_PXE_FILTER": pxe_filter,
+            "INSPECTOR_DHCP_HOSTSDIR": str(work / "hostsdir"),
             "STACK_USER": _user(),
             "SERVICE_HOST": "192.0.2.10",
             "SERVICE_PROTOCOL": "http",
@@ -254,6 +257,21 @@ def test_split_on_json_rpc(tmp_path: pathlib.Path) -> None:
     assert ports == ["8089", "8090"]  # two conductors on one host
     started = [c for c in stack.calls() if c.startswith("run_process")]
     assert len(started) == 2
+
+
+def test_split_with_a_pxe_filter_agent(tmp_path: pathlib.Path) -> None:
+    stack = Stack(tmp_path, "split", conductors=2, pxe_filter="dnsmasq")
+    stack.run_all()
+    conf = stack.ini()
+    assert conf.get("pxe_filter", "driver") == "dnsmasq"
+    assert conf.get("dnsmasq_pxe_filter", "dhcp_hostsdir") == str(tmp_path / "hostsdir")
+    started = [c for c in stack.calls() if c.startswith("run_process")]
+    assert (
+        f"run_process ironic-inspector-pxe-filter|{tmp_path}/venv/bin/"
+        f"ironic-inspector-pxe-filter --config-file {stack.conf_dir}/inspector.conf"
+    ) in started
+    stack.phase("unstack")
+    assert "stop_process ironic-inspector-pxe-filter" in stack.calls()
 
 
 def test_bad_transport_dies_with_a_message(tmp_path: pathlib.Path) -> None:
