@@ -10,8 +10,6 @@ Public paths answer without credentials; any other request without valid
 ones gets 401 here, before the API sees it.
 """
 
-import base64
-import binascii
 import json
 import logging
 from collections.abc import Callable, Iterable
@@ -21,7 +19,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.api import versions
-from inspector.server.htpasswd import Htpasswd
+from inspector.server.htpasswd import Htpasswd, authenticated_user
 
 LOG = logging.getLogger(__name__)
 
@@ -136,18 +134,7 @@ class HttpBasic:
         self.users = Htpasswd(path, "[DEFAULT]http_basic_auth_user_file")
 
     def _user(self, environ: dict[str, Any]) -> str | None:
-        header = environ.get("HTTP_AUTHORIZATION", "")
-        scheme, _, encoded = header.partition(" ")
-        if scheme.lower() != "basic" or not encoded:
-            return None
-        try:
-            decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-        user, sep, password = decoded.partition(":")
-        if not sep or not self.users.check(user, password):
-            return None
-        return user
+        return authenticated_user(environ, self.users)
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]

@@ -2,7 +2,7 @@
 
 import logging
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 import kombu
@@ -171,31 +171,41 @@ class ConductorClient:
 
         :raises ServiceUnavailable: none is, naming each cause.
         """
-        tried: list[str] = []
-        causes: list[str] = []
-        while len(tried) < MAX_CAST_ATTEMPTS:
-            try:
-                host = self._router.pick(exclude=tried)
-            except exceptions.ServiceUnavailable:
-                if not causes:
-                    raise
-                break
-            try:
-                self._sender.ready(host)
-            except exceptions.ServiceUnavailable:
-                raise
-            except Exception as exc:  # this one does not take work from us
-                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                tried.append(host)
-                causes.append(f"{host}: {cause}")
-                continue
-            return
-        raise exceptions.ServiceUnavailable(
-            reason="no conductor takes work from this API "
-            f"(tried {', '.join(tried)}): {'; '.join(causes)}"
-        )
+        host, tried, causes = self._first_taker("work", self._sender.ready)
+        if host is None:
+            raise exceptions.ServiceUnavailable(
+                reason="no conductor takes work from this API "
+                f"(tried {', '.join(tried)}): {'; '.join(causes)}"
+            )
 
     def _cast(self, method: str, **kwargs: Any) -> str:
+        host, tried, causes = self._first_taker(
+            method, lambda host: self._sender.send(host, method, kwargs)
+        )
+        if host is None:
+            raise exceptions.ServiceUnavailable(
+                reason=f"could not hand {method} over to a conductor "
+                f"(tried {', '.join(tried)}): {'; '.join(causes)}"
+            )
+        if causes:
+            LOG.warning(
+                "Conductor(s) did not take %s of node %s (%s); conductor %s did",
+                method,
+                kwargs.get("uuid"),
+                "; ".join(causes),
+                host,
+            )
+        LOG.debug("Cast %s(%s) to conductor %s", method, kwargs, host)
+        return host
+
+    def _first_taker(
+        self, what: str, attempt: Callable[[str], Any]
+    ) -> tuple[str | None, list[str], list[str]]:
+        """Tries ``attempt`` on live conductors, at most
+        :data:`MAX_CAST_ATTEMPTS`: (the host that took it or None, the hosts
+        that did not, their causes). A ServiceUnavailable from ``attempt``
+        (the transport itself is down) or from the router with nothing tried
+        yet is raised at once."""
         tried: list[str] = []
         causes: list[str] = []
         while len(tried) < MAX_CAST_ATTEMPTS:
@@ -206,30 +216,18 @@ class ConductorClient:
                     raise
                 break
             try:
-                self._sender.send(host, method, kwargs)
+                attempt(host)
             except exceptions.ServiceUnavailable:
                 raise
-            except Exception as exc:  # any failure means it was not delivered
+            except Exception as exc:  # any failure means it was not taken
                 cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                LOG.debug("Could not cast %s to conductor %s: %s", method, host, cause)
+                LOG.debug("Conductor %s did not take %s: %s", host, what, cause)
                 tried.append(host)
                 causes.append(f"{host}: {cause}")
                 self._router.invalidate()
                 continue
-            if causes:
-                LOG.warning(
-                    "Conductor(s) did not take %s of node %s (%s); conductor %s did",
-                    method,
-                    kwargs.get("uuid"),
-                    "; ".join(causes),
-                    host,
-                )
-            LOG.debug("Cast %s(%s) to conductor %s", method, kwargs, host)
-            return host
-        raise exceptions.ServiceUnavailable(
-            reason=f"could not hand {method} over to a conductor "
-            f"(tried {', '.join(tried)}): {'; '.join(causes)}"
-        )
+            return host, tried, causes
+        return None, tried, causes
 
     def start_introspection(self, uuid: str, version: int) -> str:
         return self._cast("start_introspection", uuid=uuid, version=version)

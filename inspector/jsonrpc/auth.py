@@ -11,8 +11,6 @@ JSON-RPC error body, before anything is parsed; credentials and tokens are
 never logged.
 """
 
-import base64
-import binascii
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -21,7 +19,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.jsonrpc import protocol
-from inspector.server.htpasswd import Htpasswd
+from inspector.server.htpasswd import Htpasswd, authenticated_user
 
 LOG = logging.getLogger(__name__)
 
@@ -63,15 +61,7 @@ class BasicGate:
         self.users = Htpasswd(path, "[json_rpc]http_basic_auth_user_file", strict=True)
 
     def _valid(self, environ: dict[str, Any]) -> bool:
-        scheme, _, encoded = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
-        if scheme.lower() != "basic" or not encoded:
-            return False
-        try:
-            decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return False
-        user, sep, password = decoded.partition(":")
-        return bool(sep) and self.users.check(user, password)
+        return authenticated_user(environ, self.users) is not None
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]

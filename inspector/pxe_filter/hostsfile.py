@@ -14,7 +14,7 @@ import signal
 
 from inspector import exceptions
 from inspector.pxe_filter.dnsmasq import WILDCARD
-from inspector.pxe_filter.policy import Desired
+from inspector.pxe_filter.policy import Desired, changes
 
 LOG = logging.getLogger(__name__)
 
@@ -49,12 +49,7 @@ class HostsFile:
         self.written, self.unknown = {}, None
 
     def apply(self, desired: Desired) -> int:
-        entries = desired.entries(frozenset(self.written))
-        changed = sum(
-            1 for mac, ok in entries.items() if self.written.get(mac) is not ok
-        )
-        if self.unknown is not desired.unknown_allowed:
-            changed += 1
+        entries, changed = changes(desired, self.written, self.unknown)
         if not changed:
             return 0
         lines = [mac if ok else f"{mac},ignore" for mac, ok in sorted(entries.items())]

@@ -13,7 +13,7 @@ import logging
 import subprocess
 
 from inspector import exceptions
-from inspector.pxe_filter.policy import Desired
+from inspector.pxe_filter.policy import Desired, changes
 
 LOG = logging.getLogger(__name__)
 
@@ -70,12 +70,7 @@ class Chain:
 
     def apply(self, desired: Desired) -> int:
         """Rewrite the chain when an entry changed; how many changed."""
-        entries = desired.entries(frozenset(self.written))
-        changed = sum(
-            1 for mac, ok in entries.items() if self.written.get(mac) is not ok
-        )
-        if self.unknown is not desired.unknown_allowed:
-            changed += 1
+        entries, changed = changes(desired, self.written, self.unknown)
         if not changed:
             return 0
         rules = [f":{self.chain} - [0:0]", f"-F {self.chain}"]

@@ -46,3 +46,15 @@ def decide(
         deny=frozenset(known) - frozenset(booting),
         unknown_allowed=unknown,
     )
+
+
+def changes(
+    desired: Desired, written: dict[str, bool], unknown: bool | None
+) -> tuple[dict[str, bool], int]:
+    """What a backend holding ``written`` entries (and ``unknown`` for the
+    wildcard) must hold for ``desired``, and how many entries differ."""
+    entries = desired.entries(frozenset(written))
+    changed = sum(1 for mac, ok in entries.items() if written.get(mac) is not ok)
+    if unknown is not desired.unknown_allowed:
+        changed += 1
+    return entries, changed

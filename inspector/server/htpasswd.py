@@ -4,13 +4,32 @@ Shared by the API (``[DEFAULT]auth_strategy = http_basic``) and the
 conductors' JSON-RPC servers (``[json_rpc]auth_strategy = http_basic``).
 """
 
+import base64
+import binascii
 import logging
 import os
 import threading
+from typing import Any
 
 from inspector import exceptions
 
 LOG = logging.getLogger(__name__)
+
+
+def authenticated_user(environ: dict[str, Any], users: "Htpasswd") -> str | None:
+    """The user of a request's valid HTTP basic credentials, or None
+    (missing, malformed, unknown user or wrong password)."""
+    scheme, _, encoded = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if scheme.lower() != "basic" or not encoded:
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    user, sep, password = decoded.partition(":")
+    if not sep or not users.check(user, password):
+        return None
+    return user
 
 
 class Htpasswd:
