@@ -32,7 +32,11 @@ class ConductorManager:
     def __init__(self, rt: Runtime, hooks: list[ProcessingHook]) -> None:
         self.rt = rt
         self.hooks = hooks
-        self.pacer = PowerOnPacer(lambda: float(rt.conf.introspection_delay), rt.db)
+        self.pacer = PowerOnPacer(
+            lambda: float(rt.conf.introspection_delay),
+            rt.db,
+            lambda: int(rt.conf.introspection_delay_burst),
+        )
         self.queue = WorkQueue(rt)
         # bound late so a test may replace the pacer's wait
         self.steps: dict[str, Step] = {

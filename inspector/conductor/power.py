@@ -15,8 +15,9 @@ LOG = logging.getLogger(__name__)
 
 
 class PowerOnPacer:
-    """Lets power-ons through no closer together than ``delay`` seconds,
-    counted over every conductor that shares the database.
+    """Lets ``burst`` power-ons through per window of ``delay`` seconds
+    (by default one every ``delay`` seconds), counted over every conductor
+    that shares the database.
 
     Many nodes started at once would otherwise all draw inrush current in
     the same second, and in split mode each conductor pacing only itself
@@ -25,8 +26,14 @@ class PowerOnPacer:
     held while waiting) and sleeps until it.
     """
 
-    def __init__(self, delay: Callable[[], float], db: Database) -> None:
+    def __init__(
+        self,
+        delay: Callable[[], float],
+        db: Database,
+        burst: Callable[[], int] = lambda: 1,
+    ) -> None:
         self._delay = delay
+        self._burst = burst
         self._db = db
 
     def wait(self) -> float:
@@ -34,7 +41,7 @@ class PowerOnPacer:
         delay = self._delay()
         if delay <= 0:
             return 0.0
-        slot = leases.reserve_slot(self._db, leases.POWER_ON, delay)
+        slot = leases.reserve_slot(self._db, leases.POWER_ON, delay, self._burst())
         pause = (slot - utcnow()).total_seconds()
         if pause > 0:
             time.sleep(pause)

@@ -172,8 +172,20 @@ OPTS = [
         mutable=True,
         default=5.0,
         min=0,
-        help="Minimum seconds between two power-ons issued by this service, "
-        "to avoid a power surge when many nodes start at once.",
+        help="Seconds between two power-on windows, counted over every "
+        "process of the deployment (they share the database), to avoid a "
+        "power surge when many nodes start at once. Each window lets "
+        "introspection_delay_burst power-ons through.",
+    ),
+    cfg.IntOpt(
+        "introspection_delay_burst",
+        mutable=True,
+        default=1,
+        min=1,
+        help="Power-ons let through together in each introspection_delay "
+        "window (ours; upstream has 1). A fleet of N machines is powered on "
+        "in about N / burst * introspection_delay seconds: 10,000 machines "
+        "take 13.9 hours with the defaults and 1.4 hours with a burst of 10.",
     ),
     cfg.IntOpt(
         "api_max_limit",

@@ -111,28 +111,40 @@ def held(db: Database, name: str) -> tuple[str, datetime.datetime] | None:
 
 
 def reserve_slot(
-    db: Database, name: str, spacing: float, attempts: int = 50
+    db: Database, name: str, spacing: float, burst: int = 1, attempts: int = 50
 ) -> datetime.datetime:
-    """The next free time slot of ``name``, at least ``spacing`` seconds after
-    the previous one handed out by any process; the row keeps the slot after
-    it. Concurrent callers race with compare-and-swap and retry."""
+    """The next free time slot of ``name``: windows ``spacing`` seconds
+    apart, each handing out ``burst`` slots, over every process.
+
+    The row keeps the end of the last window handed out and how many of its
+    slots are used; concurrent callers race with compare-and-swap and
+    retry. With a burst of 1 a slot is simply ``spacing`` after the
+    previous one.
+    """
     table = models.Lease
+    step = datetime.timedelta(seconds=spacing)
     for _ in range(attempts):
         now = utcnow()
         row = _row(db, name)
         if row is None:
-            if _create(db, name, None, now + datetime.timedelta(seconds=spacing)):
+            if _create(db, name, None, now + step):
                 return now
             continue
-        slot = max(now, row.expires_at)
+        if row.expires_at <= now:  # the last window is over: a new one now
+            slot, ends, used = now, now + step, 1
+        elif row.used < burst:  # room left in the last window
+            slot, ends, used = (
+                max(now, row.expires_at - step),
+                row.expires_at,
+                row.used + 1,
+            )
+        else:  # the last window is full: the next one
+            slot, ends, used = row.expires_at, row.expires_at + step, 1
         with db.session() as session:
             result = session.execute(
                 sa.update(table)
                 .where(table.name == name, table.epoch == row.epoch)
-                .values(
-                    expires_at=slot + datetime.timedelta(seconds=spacing),
-                    epoch=row.epoch + 1,
-                )
+                .values(expires_at=ends, used=used, epoch=row.epoch + 1)
             )
             if result.rowcount == 1:  # type: ignore[attr-defined]
                 return slot

@@ -53,7 +53,9 @@ class Introspection(Base):
 
     __table_args__ = (
         Index("introspections_started_at_idx", "started_at", "uuid"),
-        Index("introspections_state_idx", "state"),
+        # the state filter of the listing pages through this in order, and
+        # the sweeps find the few running introspections by its prefix
+        Index("introspections_state_started_at_idx", "state", "started_at", "uuid"),
     )
 
 
@@ -72,6 +74,10 @@ class Lease(Base):
     holder: Mapped[str | None] = mapped_column(String(255))
     epoch: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     expires_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    used: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=1, server_default="1"
+    )
+    """``power_on``: slots handed out in the window ending at ``expires_at``."""
 
 
 class ConductorState(Base):

@@ -1,6 +1,7 @@
 import datetime
 import pathlib
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -54,3 +55,47 @@ def test_zero_delay_never_sleeps_nor_touches_the_database(
     broken = engine.Database(f"sqlite:///{tmp_path}/missing/dir/db.sqlite")
     pacer = PowerOnPacer(lambda: 0.0, broken)
     assert pacer.wait() == 0 and pacer.wait() == 0
+
+
+def test_burst_lets_that_many_through_per_window(db: engine.Database) -> None:
+    """Burst 3, window 10 s: 3 slots share the first window's start, the
+    next 3 the next window's (10 s later), and so on."""
+    slots = [
+        power.leases.reserve_slot(db, power.leases.POWER_ON, 10.0, burst=3)
+        for _ in range(7)
+    ]
+    offsets = [round((s - slots[0]).total_seconds()) for s in slots]
+    assert offsets == [0, 0, 0, 10, 10, 10, 20]
+
+
+def test_burst_shared_by_concurrent_callers(tmp_path: pathlib.Path) -> None:
+    """Six callers at once on two engines (two conductors), burst 2,
+    windows 10 s: two slots in each of three windows, never three."""
+    url = f"sqlite:///{tmp_path}/shared.sqlite"
+    dbs = [engine.Database(url), engine.Database(url)]
+    from inspector.db import migration
+
+    migration.upgrade(dbs[0])
+    slots: list[datetime.datetime] = []
+    lock = threading.Lock()
+
+    def go(db: engine.Database) -> None:
+        slot = power.leases.reserve_slot(db, power.leases.POWER_ON, 10.0, burst=2)
+        with lock:
+            slots.append(slot)
+
+    threads = [threading.Thread(target=go, args=(dbs[i % 2],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = min(slots)
+    windows = sorted(int((s - first).total_seconds() // 10) for s in slots)
+    assert windows == [0, 0, 1, 1, 2, 2]
+
+
+def test_a_window_over_starts_a_new_one_now(db: engine.Database) -> None:
+    first = power.leases.reserve_slot(db, power.leases.POWER_ON, 0.05, burst=5)
+    time.sleep(0.1)
+    later = power.leases.reserve_slot(db, power.leases.POWER_ON, 0.05, burst=5)
+    assert (later - first).total_seconds() >= 0.1
