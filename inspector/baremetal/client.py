@@ -200,14 +200,18 @@ class BaremetalClient:
     # the interface used by the service
 
     def get_node(self, node_id: str) -> dict[str, Any]:
-        node = self._call("get node", node_id, lambda bm: bm.get_node(node_id))
+        node = self._call(
+            "get node",
+            node_id,
+            lambda bm: bm.get_node(node_id, fields=list(NODE_FIELDS)),
+        )
         return _to_dict(node, NODE_FIELDS)
 
     def list_ports(self, node_uuid: str) -> list[dict[str, Any]]:
         ports = self._call(
             "list ports",
             node_uuid,
-            lambda bm: list(bm.ports(node_uuid=node_uuid, details=True)),
+            lambda bm: list(bm.ports(node_uuid=node_uuid, fields=list(PORT_FIELDS))),
         )
         return [_to_dict(p, PORT_FIELDS) for p in ports]
 

@@ -11,6 +11,7 @@ introspection ends: finished, failed, or settled by the reconcile.
 
 import copy
 import dataclasses
+import json
 import logging
 import time
 from typing import Any
@@ -29,9 +30,17 @@ LOG = logging.getLogger(__name__)
 
 
 def process_data(
-    rt: Runtime, hooks: list[ProcessingHook], uuid: str, raw: dict[str, Any]
+    rt: Runtime,
+    hooks: list[ProcessingHook],
+    uuid: str,
+    raw: dict[str, Any],
+    ports: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Run every hook on a copy of ``raw``, write the result to Ironic.
+
+    ``ports`` are the node's ports when they were just read (at the start
+    of this introspection); else they are listed from Ironic. The node is
+    always read afresh.
 
     Returns the processed data. Raises inspector exceptions with a message
     an operator can act on; nothing is written to Ironic before every hook
@@ -42,12 +51,10 @@ def process_data(
     data = copy.deepcopy(raw)
     pipeline.run_before_processing(hooks, data, uuid)
     node = rt.baremetal.get_node(uuid)
-    ports = {
-        str(p["address"]).lower(): p
-        for p in rt.baremetal.list_ports(uuid)
-        if p.get("address")
-    }
-    ctx = NodeContext(uuid=uuid, node=node, ports=ports)
+    if ports is None:
+        ports = rt.baremetal.list_ports(uuid)
+    by_mac = {str(p["address"]).lower(): p for p in ports if p.get("address")}
+    ctx = NodeContext(uuid=uuid, node=node, ports=by_mac)
     pipeline.run_before_update(hooks, data, ctx)
     applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
     try:
@@ -66,6 +73,16 @@ def process_data(
         len(applied),
     )
     return data
+
+
+def _ports_read_at_start(record: Introspection) -> list[dict[str, Any]] | None:
+    """The ports the start read, for the processing of the data the
+    ramdisk this start booted posted; None otherwise (a reapply, a
+    discovery, a record from before they were kept): list them then."""
+    if record.state != states.PROCESSING or record.ports is None:
+        return None
+    ports: list[dict[str, Any]] = json.loads(record.ports)
+    return ports
 
 
 @dataclasses.dataclass
@@ -95,7 +112,7 @@ def process(
     started = time.monotonic()
     result = "error"
     try:
-        done = Outcome(process_data(rt, hooks, uuid, raw))
+        done = Outcome(process_data(rt, hooks, uuid, raw, _ports_read_at_start(record)))
         result = "success"
     except owed.WritesOwed as exc:  # Ironic is away: keep the results
         done, result = Outcome(exc.data, exc), "pending"

@@ -2,6 +2,7 @@
 
 import dataclasses
 import datetime
+import json
 from typing import Any
 
 import sqlalchemy as sa
@@ -29,6 +30,7 @@ class Introspection:
     deadline: datetime.datetime | None = None
     owed_writes: str | None = None
     owed_reason: str | None = None
+    ports: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -49,6 +51,7 @@ def _snapshot(row: models.Introspection) -> Introspection:
         deadline=row.deadline,
         owed_writes=row.owed_writes,
         owed_reason=row.owed_reason,
+        ports=row.ports,
     )
 
 
@@ -97,13 +100,17 @@ def start(
     manage_boot: bool,
     attributes: dict[str, list[str]] | None = None,
     claim_within: float = CLAIM_WITHIN,
+    ports: list[dict[str, Any]] | None = None,
 ) -> Introspection:
     """Record a new introspection of ``uuid`` in ``starting``.
 
     A node seen before moves through the ``start`` event, so starting a node
     that is already being introspected is refused by the state machine.
+    ``ports`` are the node's ports as just read from Ironic, kept for the
+    processing.
     """
     now = utcnow()
+    kept = None if ports is None else json.dumps(ports)
     with db.session() as session:
         row = session.get(models.Introspection, uuid, with_for_update=True)
         if row is None:
@@ -115,6 +122,7 @@ def start(
                 finished_at=None,
                 error=None,
                 manage_boot=manage_boot,
+                ports=kept,
                 **_ownership(states.STARTING, now, claim_within),
             )
             session.add(row)
@@ -129,6 +137,7 @@ def start(
                 finished_at=None,
                 error=None,
                 manage_boot=manage_boot,
+                ports=kept,
                 **_ownership(new_state, now, claim_within),
             )
             session.refresh(row)

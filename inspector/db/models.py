@@ -50,6 +50,9 @@ class Introspection(Base):
     yet (Ironic was down); the reconcile applies them."""
     owed_reason: Mapped[str | None] = mapped_column(Text)
     """When an unclaimed step counts as lost (its cast never arrived)."""
+    ports: Mapped[str | None] = mapped_column(Text)
+    """JSON of the node's ports as the start read them from Ironic: the
+    processing of the ramdisk's data uses them instead of listing again."""
 
     __table_args__ = (
         Index("introspections_started_at_idx", "started_at", "uuid"),

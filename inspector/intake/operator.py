@@ -73,7 +73,8 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
     node = rt.baremetal.get_node(node_id)
     uuid = str(node["uuid"])
     _check_node(rt, node)
-    attributes = lookup.from_node(rt.conf, node, rt.baremetal.list_ports(uuid))
+    ports = rt.baremetal.list_ports(uuid)
+    attributes = lookup.from_node(rt.conf, node, ports)
     if not any(attributes.values()):
         raise exceptions.InvalidInput(
             f"Node {uuid} has neither ports nor a BMC address in driver_info "
@@ -84,7 +85,12 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
     handover.require_conductor(rt)
     with _node_locked(rt, uuid):
         record = introspections.start(
-            rt.db, uuid, manage_boot, attributes, claim_within=handover.claim_within(rt)
+            rt.db,
+            uuid,
+            manage_boot,
+            attributes,
+            claim_within=handover.claim_within(rt),
+            ports=ports,
         )
     LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
     handover.hand_over(rt, record, ConductorClient.start_introspection)

@@ -39,7 +39,8 @@ def apply_to_ironic(client: IronicWriter, ctx: NodeContext) -> None:
             client.create_port(ctx.uuid, body)
         except exceptions.Conflict as exc:
             LOG.warning(
-                "Port %s was not created for node %s: another port has that MAC (%s)",
+                "Port %s was not created for node %s: a port with that MAC "
+                "exists already (%s)",
                 body.get("address"),
                 ctx.uuid,
                 exc,
@@ -52,7 +53,17 @@ def apply_to_ironic(client: IronicWriter, ctx: NodeContext) -> None:
             ctx.uuid,
         )
     for port_uuid, patches in ctx.port_patches.items():
-        client.patch_port(port_uuid, patches)
+        try:
+            client.patch_port(port_uuid, patches)
+        except exceptions.NotFound:
+            # the ports come from the listing made when the introspection
+            # started: one deleted since has nothing left to update
+            LOG.warning(
+                "Port %s of node %s was deleted from Ironic during the "
+                "introspection; not updating it",
+                port_uuid,
+                ctx.uuid,
+            )
     for trait in ctx.traits_to_add:
         client.add_trait(ctx.uuid, trait)
     for trait in ctx.traits_to_remove:

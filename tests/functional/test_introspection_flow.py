@@ -395,3 +395,25 @@ def test_debug_follows_a_node(
         assert any(expected in line for line in lines), (expected, lines)
     # the service's fake Ironic records the same calls the lines name
     assert ("set_boot_device", uuid) in service.ironic.calls
+
+
+def test_ports_read_at_start_serve_the_processing(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    """The processing of the ramdisk's post uses the ports the start listed
+    (one node read, no second listing); a port an operator creates in the
+    meantime with the PXE MAC is left as it is, and the introspection
+    finishes."""
+    uuid = start(service, node)
+    mac = random_mac()
+    service.ironic.create_port(uuid, {"address": mac, "pxe_enabled": False})
+    service.ironic.calls.clear()
+    resp = service.client.post(
+        "/v1/continue", json=payload(mac, node["driver_info"]["ipmi_address"])
+    )
+    assert resp.status_code == 200, resp.get_json()
+    assert service.wait_for(uuid, *states.FINAL)["state"] == states.FINISHED
+    made = [call for call, target in service.ironic.calls if target == uuid]
+    assert made.count("get_node") == 1 and "list_ports" not in made
+    assert [p["address"] for p in service.ironic.node_ports(uuid)] == [mac]
+    assert service.ironic.node_ports(uuid)[0]["pxe_enabled"] is False

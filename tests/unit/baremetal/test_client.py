@@ -20,7 +20,8 @@ class FakeProxy:
         self.outcomes = list(outcomes)
         self.calls = 0
 
-    def get_node(self, node_id: str) -> Any:
+    def get_node(self, node_id: str, fields: list[str] | None = None) -> Any:
+        assert fields and "uuid" in fields, "every read names its fields"
         self.calls += 1
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, BaseException):

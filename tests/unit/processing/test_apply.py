@@ -6,9 +6,10 @@ from inspector.processing.base import NodeContext
 
 
 class Recorder:
-    def __init__(self, conflict: str | None = None) -> None:
+    def __init__(self, conflict: str | None = None, gone: str | None = None) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.conflict = conflict
+        self.gone = gone
 
     def patch_node(
         self, node_uuid: str, patches: list[dict[str, Any]]
@@ -28,6 +29,8 @@ class Recorder:
     def patch_port(
         self, port_uuid: str, patches: list[dict[str, Any]]
     ) -> dict[str, Any]:
+        if port_uuid == self.gone:
+            raise exceptions.NotFound(f"Port {port_uuid} could not be found")
         self.calls.append(("patch_port", port_uuid))
         return {}
 
@@ -59,3 +62,14 @@ def test_nothing_to_do_makes_no_calls() -> None:
     client = Recorder()
     apply_to_ironic(client, NodeContext(uuid="n", node={}, ports={}))
     assert client.calls == []
+
+
+def test_a_port_deleted_since_the_start_is_skipped() -> None:
+    """The ports were listed when the introspection started: one deleted
+    in Ironic since is not updated, and the rest still is."""
+    ctx = NodeContext(uuid="n", node={}, ports={})
+    ctx.patch_port("gone", "/pxe_enabled", False)
+    ctx.patch_port("kept", "/pxe_enabled", True)
+    client = Recorder(gone="gone")
+    apply_to_ironic(client, ctx)
+    assert client.calls == [("patch_port", "kept")]

@@ -1,4 +1,5 @@
-"""Fleet scale: a listing index by state and start time; power-on bursts
+"""Fleet scale: a listing index by state and start time; power-on bursts;
+the ports read at start kept for the processing
 
 Revision ID: 0006
 Revises: 0005
@@ -22,6 +23,7 @@ def upgrade() -> None:
             unique=False,
         )
         batch_op.drop_index("introspections_state_idx")
+        batch_op.add_column(sa.Column("ports", sa.Text(), nullable=True))
     with op.batch_alter_table("leases") as batch_op:
         batch_op.add_column(
             sa.Column("used", sa.Integer(), nullable=False, server_default="1")
@@ -32,5 +34,6 @@ def downgrade() -> None:
     with op.batch_alter_table("leases") as batch_op:
         batch_op.drop_column("used")
     with op.batch_alter_table("introspections") as batch_op:
+        batch_op.drop_column("ports")
         batch_op.create_index("introspections_state_idx", ["state"], unique=False)
         batch_op.drop_index("introspections_state_started_at_idx")
