@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo bench bench-pxe test lint unit functional integration genconfig docs clean
+.PHONY: all venv packages demo bench bench-pxe bench-scale test lint unit functional integration genconfig docs clean
 
 all: test
 
@@ -62,6 +62,10 @@ bench: venv packages
 # the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends
 bench-pxe: venv packages
 	$(BIN)/python -m lab bench-pxe
+
+# listing, metrics and sweeps at 1k and 200k records, SQLite and PostgreSQL
+bench-scale: venv packages
+	$(BIN)/python -m lab bench-scale
 
 clean:
 	rm -rf $(VENV) .work .mypy_cache .ruff_cache

@@ -94,6 +94,18 @@ def _parser() -> argparse.ArgumentParser:
     pxe.add_argument(
         "--sizes", default="1000,10000,50000", help="comma separated MAC counts"
     )
+    scale = sub.add_parser(
+        "bench-scale",
+        help="listing pages, the metrics scrape, the periodic sweeps and "
+        "memory at 1k and 200k introspection records, SQLite and PostgreSQL",
+    )
+    scale.add_argument(
+        "--sizes", default="1000,200000", help="comma separated record counts"
+    )
+    scale.add_argument("--backends", default="sqlite,postgresql")
+    scale.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("scale.json")
+    )
     ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
     ironic.add_argument("--port", type=int)
     ironic.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path(".lab"))
@@ -152,6 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "bench":
         return _bench(args)
+    if args.command == "bench-scale":
+        import json
+
+        from lab import scale_bench
+
+        results = scale_bench.run(
+            sorted(int(n) for n in args.sizes.split(",")), args.backends.split(",")
+        )
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"\nJSON: {args.output}")
+        return 0
     if args.command == "bench-pxe":
         from lab import pxe_bench
 

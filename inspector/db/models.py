@@ -2,6 +2,7 @@
 
 import datetime
 
+import sqlalchemy as sa
 from sqlalchemy import (
     Boolean,
     DateTime,
@@ -59,6 +60,14 @@ class Introspection(Base):
         # the state filter of the listing pages through this in order, and
         # the sweeps find the few running introspections by its prefix
         Index("introspections_state_started_at_idx", "state", "started_at", "uuid"),
+        # the reconcile's "which finished ones owe Ironic writes", without
+        # reading the history
+        Index(
+            "introspections_owing_idx",
+            "uuid",
+            sqlite_where=sa.text("owed_writes IS NOT NULL"),
+            postgresql_where=sa.text("owed_writes IS NOT NULL"),
+        ),
     )
 
 
