@@ -54,10 +54,11 @@ docs: venv
 	$(BIN)/python -m tools.upstream_options doc doc/upgrade.md
 	$(BIN)/python -m tools.states_diagram doc/images/states.svg
 
-# the benchmark (not part of test): standalone and split with 2 conductors
+# the benchmark (not part of test): standalone and split with 2 conductors;
+# BENCH_UPSTREAM=1 adds upstream ironic-inspector 12.5 in the same lab
 BENCH_SHAPES ?= standalone,split-2
 bench: venv packages
-	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --output bench.json
+	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) $(if $(BENCH_UPSTREAM),--with-upstream) --output bench.json
 
 # the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends
 bench-pxe: venv packages

@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from lab import ironic_calls, machines, procstat
-from lab.demo import DemoOptions, start_all, start_inspector, states
+from lab.demo import DemoOptions, Running, start_all, start_inspector, states
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_server import IronicServer, default_cache_dir
 from lab.ramdisk import RamdiskPlayer
@@ -38,6 +38,8 @@ class BenchOptions:
     rpc_transport: str = "oslo"
     profile_ironic: bool = True
     """Replay the inspector's kinds of Ironic calls afterwards to price them."""
+    upstream: bool = False
+    """Run upstream ironic-inspector (PyPI) standalone instead of ours."""
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -247,9 +249,24 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
     return results
 
 
+def _start_upstream(work: pathlib.Path, ironic_url: str, stack: Any) -> Running:
+    from lab import upstream_server
+
+    server = upstream_server.UpstreamServer(
+        work / "upstream", ironic_url, upstream_server.install()
+    )
+    server.start()
+    stack.callback(server.stop)
+    assert server.pid is not None
+    pids = {"upstream": server.pid}
+    return Running(server.url, pids, pids)
+
+
 def run(options: BenchOptions) -> dict[str, Any]:
     work = pathlib.Path(tempfile.mkdtemp(prefix="inspector-bench-"))
     shape = "standalone" if options.split is None else f"split-{options.split}"
+    if options.upstream:
+        shape = "upstream"
     if options.split is not None and options.rpc_transport != "oslo":
         shape += f"-{options.rpc_transport}"
     if options.split is not None and options.split_api != "apache":
@@ -265,7 +282,10 @@ def run(options: BenchOptions) -> dict[str, Any]:
             split_api=options.split_api,
             rpc_transport=options.rpc_transport,
         )
-        running = start_inspector(demo_options, work, ironic.url, stack)
+        if options.upstream:
+            running = _start_upstream(work, ironic.url, stack)
+        else:
+            running = start_inspector(demo_options, work, ironic.url, stack)
         url = running.url
         api = IronicAPI(ironic.url)
         lab = machines.make_lab(options.machines, options.seed)
@@ -308,9 +328,18 @@ def run(options: BenchOptions) -> dict[str, Any]:
                 "p99": round(_percentile(latencies, 99), 1) if latencies else None,
             },
             cpu_seconds={
-                name: round(procstat.cpu_seconds(pid) - cpu_before[name], 1)
+                name: round(procstat.cpu_seconds(pid) - cpu_before[name], 2)
                 for name, pid in watched.items()
             },
+        )
+        ours = sum(
+            seconds
+            for name, seconds in result["cpu_seconds"].items()
+            if name not in ("Ironic", "RabbitMQ")
+        )
+        # every inspector process (API, conductors), per finished machine
+        result["inspector_cpu_ms_per_machine"] = round(
+            ours * 1000 / max(1, finished), 1
         )
         player.stop()
         calls = access.calls()
@@ -356,6 +385,10 @@ def report(results: list[dict[str, Any]]) -> str:
             f"{rps:>22} {p99:>14}"
         )
     for r in results:
+        lines.append(
+            f"{r['shape']}: inspector CPU per machine "
+            f"{r['inspector_cpu_ms_per_machine']} ms (all its processes)"
+        )
         lines.append(
             f"{r['shape']}: CPU s {r['cpu_seconds']}; host CPU busy "
             f"{r['host_cpu_busy_pct']}%; peak RSS MiB {r['peak_rss_mib']}; "

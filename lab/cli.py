@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--shapes",
         default="standalone,split-2",
-        help="comma separated: standalone, split-N, split-N-oslo, "
+        help="comma separated: standalone, upstream, split-N, split-N-oslo, "
         "split-N-json-rpc, split-N-json-rpc-tls (default standalone,split-2; "
         "split-N takes --rpc)",
     )
@@ -81,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
         "--output", type=pathlib.Path, default=pathlib.Path("bench.json")
     )
     _split_api_option(bench)
+    bench.add_argument(
+        "--with-upstream",
+        action="store_true",
+        help="also run upstream ironic-inspector 12.5 (PyPI, its own venv, "
+        "installed once) standalone in the same lab, as the shape 'upstream'",
+    )
     bench.add_argument(
         "--no-ironic-profile",
         action="store_true",
@@ -118,7 +124,8 @@ def _bench(args: argparse.Namespace) -> int:
     from lab import bench
 
     runs = []
-    for shape in args.shapes.split(","):
+    shapes = args.shapes.split(",") + (["upstream"] if args.with_upstream else [])
+    for shape in shapes:
         shape = shape.strip()
         common = {
             "machines": args.machines,
@@ -128,6 +135,8 @@ def _bench(args: argparse.Namespace) -> int:
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))
+        elif shape == "upstream":
+            runs.append(bench.BenchOptions(upstream=True, **common))
         elif match := re.fullmatch(
             r"split-([1-9][0-9]*)(-json-rpc-tls|-json-rpc|-oslo)?", shape
         ):

@@ -25,6 +25,11 @@ def test_directory_store_layout_and_rebuild(
     status = introspect(service)
     assert status["state"] == states.FINISHED, status
     uuid = status["uuid"]
+    # introspection.json is the record as finished, written after the state
+    # says so and before the conductor lets go of the node
+    lock = service.rt.locks.get_lock(uuid)
+    assert lock.acquire(timeout=10)
+    lock.release()
     folder = tmp_path / "data" / uuid
     assert sorted(p.name for p in folder.iterdir()) == [
         "introspection.json",
