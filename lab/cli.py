@@ -82,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     _split_api_option(bench)
     bench.add_argument(
+        "--ironic",
+        choices=("real", "standin"),
+        default="real",
+        help="real: the lab's Ironic (the default); standin: an instant "
+        "stand-in answering the same calls, so the numbers are the "
+        "inspector's own cost",
+    )
+    bench.add_argument(
         "--with-upstream",
         action="store_true",
         help="also run upstream ironic-inspector 12.5 (PyPI, its own venv, "
@@ -112,6 +120,11 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("scale.json")
     )
+    standin = sub.add_parser(
+        "ironic-standin", help="serve the instant Ironic stand-in (benchmarks)"
+    )
+    standin.add_argument("--port", type=int, required=True)
+    standin.add_argument("--log", required=True)
     ironic = sub.add_parser("ironic", help="run a real Ironic on loopback")
     ironic.add_argument("--port", type=int)
     ironic.add_argument("--work-dir", type=pathlib.Path, default=pathlib.Path(".lab"))
@@ -131,7 +144,8 @@ def _bench(args: argparse.Namespace) -> int:
             "machines": args.machines,
             "split_api": args.split_api,
             "rpc_transport": args.rpc,
-            "profile_ironic": not args.no_ironic_profile,
+            "profile_ironic": not args.no_ironic_profile and args.ironic == "real",
+            "standin": args.ironic == "standin",
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))
@@ -173,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "bench":
         return _bench(args)
+    if args.command == "ironic-standin":
+        from lab import ironic_standin
+
+        ironic_standin.serve(args.port, args.log)
+        return 0
     if args.command == "bench-scale":
         import json
 

@@ -182,6 +182,13 @@ class BaremetalClient:
                 raise exceptions.BaremetalError(
                     reason=f"{what} for {target}: {exc}"
                 ) from exc
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                # the client libraries choking on an answer they did not
+                # expect (a proxy's page, a broken version document)
+                raise exceptions.BaremetalError(
+                    reason=f"{what} for {target}: unexpected answer from Ironic "
+                    f"({type(exc).__name__}: {exc})"
+                ) from exc
             LOG.debug(
                 "Retrying %s for %s (attempt %d of %d)", what, target, attempt, attempts
             )

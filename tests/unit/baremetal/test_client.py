@@ -197,3 +197,13 @@ def test_each_call_is_one_debug_line(caplog: pytest.LogCaptureFixture) -> None:
     assert len(lines) == 2, lines
     assert lines[0].startswith("Ironic get node for u1: ok in ")
     assert lines[1].startswith("Ironic get node for u2: failed in ")
+
+
+def test_an_answer_the_libraries_choke_on_is_an_ironic_error() -> None:
+    """A broken version document (found with a hand-made stand-in) made
+    keystoneauth raise TypeError, which reached the API as a 500."""
+    client = make_client(FakeProxy(TypeError("string indices must be integers")))
+    with pytest.raises(
+        exceptions.BaremetalError, match="unexpected answer from Ironic"
+    ):
+        client.get_node("u1")
