@@ -1,82 +1,102 @@
-"""Retries and error translation of the Ironic client (the SDK is faked)."""
+"""Requests, retries and error translation of the Ironic client (the
+keystoneauth adapter is faked; answers are shaped as Ironic 39 sends them)."""
 
-import types
+import json
+import threading
+import time
 from typing import Any
 
 import pytest
 from keystoneauth1 import exceptions as ks_exc
-from openstack import exceptions as sdk_exc
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.baremetal.client import BaremetalClient
+from inspector.baremetal.client import NODE_FIELDS, BaremetalClient
 from inspector.conf import opts
 
+BASE = "http://ironic.test:6385"
 
-class FakeProxy:
-    """Answers each call with the next scripted outcome."""
 
-    def __init__(self, *outcomes: Any) -> None:
+class Answer:
+    """A requests.Response as far as the client reads one."""
+
+    def __init__(self, status: int, body: Any = None, text: str | None = None) -> None:
+        self.status_code = status
+        self.text = text if text is not None else json.dumps(body) if body else ""
+        self.content = self.text.encode()
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+def error(status: int, message: str) -> Answer:
+    """Ironic's error body: JSON in a JSON string."""
+    fault = json.dumps({"faultstring": message, "faultcode": "Client"})
+    return Answer(status, {"error_message": fault})
+
+
+class FakeAdapter:
+    """Answers each request with the next scripted outcome; records them."""
+
+    def __init__(self, *outcomes: Any, endpoint: str = BASE) -> None:
         self.outcomes = list(outcomes)
-        self.calls = 0
+        self.requests: list[tuple[str, str, Any]] = []
+        self.endpoint = endpoint
 
-    def get_node(self, node_id: str, fields: list[str] | None = None) -> Any:
-        assert fields and "uuid" in fields, "every read names its fields"
-        self.calls += 1
+    def get_endpoint(self) -> str:
+        return self.endpoint
+
+    def request(self, url: str, method: str, **kwargs: Any) -> Any:
+        self.requests.append((method, url, kwargs.get("json")))
         outcome = self.outcomes.pop(0)
         if isinstance(outcome, BaseException):
             raise outcome
         return outcome
 
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
 
-def http_error(cls: type, status: int, message: str) -> Exception:
-    return cls(message=message, http_status=status, details=message)
 
-
-def make_client(proxy: Any, retries: int = 3) -> BaremetalClient:
+def make_client(adapter: Any, retries: int = 3) -> BaremetalClient:
     conf = cfg.ConfigOpts()
     opts.register_all(conf)
     conf([])
     conf.set_override("max_retries", retries, group="ironic")
     conf.set_override("retry_interval", 0, group="ironic")
     client = BaremetalClient(conf)
-    client._conn = proxy
+    client._conn = adapter
     return client
 
 
-NODE = types.SimpleNamespace(
-    id="u1",
-    name="n1",
-    provision_state="manageable",
-    power_state="power off",
-    target_power_state=None,
-    is_maintenance=False,
-    driver="fake-hardware",
-    driver_info={},
-    properties={},
-    extra={},
-    reservation=None,
-    traits=[],
-)
+NODE = {
+    "uuid": "u1",
+    "name": "n1",
+    "provision_state": "manageable",
+    "power_state": "power off",
+    "target_power_state": None,
+    "maintenance": False,
+    "driver": "fake-hardware",
+    "driver_info": {},
+    "properties": {},
+    "extra": {},
+    "reservation": None,
+    "traits": [],
+}
+OK_NODE = Answer(200, NODE)
 
 
-def test_proxy_made_once_for_many_threads() -> None:
-    """Making the proxy runs version discovery against Ironic: once only."""
-    import threading
-    import time
-
+def test_endpoint_looked_up_once_for_many_threads() -> None:
+    """Finding the endpoint may read Keystone's catalog: once only."""
     made = []
 
-    class Connection:
-        @property
-        def baremetal(self) -> FakeProxy:
+    class SlowAdapter(FakeAdapter):
+        def get_endpoint(self) -> str:
             made.append(1)
-            time.sleep(0.05)  # discovery takes a while: threads would pile in
-            return FakeProxy(*[NODE] * 8)
+            time.sleep(0.05)  # a catalog read takes a while: threads pile in
+            return BASE
 
-    client = make_client(FakeProxy())
-    client._conn = None
-    client._connect = Connection  # type: ignore[method-assign]
+    client = make_client(SlowAdapter(*[OK_NODE] * 8))
     threads = [threading.Thread(target=client.get_node, args=("n1",)) for _ in range(8)]
     for thread in threads:
         thread.start()
@@ -85,112 +105,145 @@ def test_proxy_made_once_for_many_threads() -> None:
     assert made == [1]
 
 
-def test_node_fields_use_ironic_names() -> None:
-    node = make_client(FakeProxy(NODE)).get_node("n1")
+def test_get_node_names_its_fields_and_keeps_ironic_names() -> None:
+    adapter = FakeAdapter(OK_NODE)
+    node = make_client(adapter).get_node("n1")
     assert node["uuid"] == "u1" and node["maintenance"] is False
+    method, url, _ = adapter.requests[0]
+    assert method == "GET"
+    assert url == f"{BASE}/v1/nodes/n1?fields={','.join(NODE_FIELDS)}"
+
+
+def test_catalog_endpoint_with_v1_is_not_doubled() -> None:
+    adapter = FakeAdapter(OK_NODE, endpoint=BASE + "/v1/")
+    make_client(adapter).get_node("u1")
+    assert adapter.requests[0][1].startswith(f"{BASE}/v1/nodes/u1?")
+
+
+def test_listings_follow_pages() -> None:
+    first = Answer(
+        200,
+        {
+            "ports": [{"address": "AA:bb:cc:dd:ee:01"}],
+            "next": f"{BASE}/v1/ports?fields=address&marker=p1",
+        },
+    )
+    second = Answer(200, {"ports": [{"address": "aa:bb:cc:dd:ee:02"}]})
+    adapter = FakeAdapter(first, second)
+    found = make_client(adapter).list_port_addresses()
+    assert found == {"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}
+    assert [url for _, url, _ in adapter.requests] == [
+        f"{BASE}/v1/ports?fields=address",
+        f"{BASE}/v1/ports?fields=address&marker=p1",
+    ]
+
+
+def test_writes_send_ironic_bodies() -> None:
+    adapter = FakeAdapter(
+        Answer(204), Answer(202), Answer(200, NODE), Answer(201, {"uuid": "p1"})
+    )
+    client = make_client(adapter)
+    client.set_boot_device("u1")
+    client.set_power_state("u1", "rebooting")
+    client.patch_node("u1", [{"op": "add", "path": "/properties/cpus", "value": 2}])
+    client.create_port("u1", {"address": "aa", "pxe_enabled": True, "bogus": 1})
+    assert adapter.requests == [
+        (
+            "PUT",
+            f"{BASE}/v1/nodes/u1/management/boot_device",
+            {"boot_device": "pxe", "persistent": False},
+        ),
+        ("PUT", f"{BASE}/v1/nodes/u1/states/power", {"target": "rebooting"}),
+        (
+            "PATCH",
+            f"{BASE}/v1/nodes/u1",
+            [{"op": "add", "path": "/properties/cpus", "value": 2}],
+        ),
+        (
+            "POST",
+            f"{BASE}/v1/ports",
+            {"node_uuid": "u1", "address": "aa", "pxe_enabled": True},
+        ),
+    ]
 
 
 def test_locked_then_success_is_retried() -> None:
-    proxy = FakeProxy(
-        http_error(sdk_exc.ConflictException, 409, "Node u1 is locked by host c1"), NODE
-    )
-    assert make_client(proxy).get_node("u1")["uuid"] == "u1"
-    assert proxy.calls == 2
+    adapter = FakeAdapter(error(409, "Node u1 is locked by host c1"), OK_NODE)
+    assert make_client(adapter).get_node("u1")["uuid"] == "u1"
+    assert adapter.calls == 2
 
 
 def test_locked_forever_is_node_locked() -> None:
-    proxy = FakeProxy(
-        *[http_error(sdk_exc.ConflictException, 409, "Node u1 is locked by host c1")]
-        * 4
-    )
+    adapter = FakeAdapter(*[error(409, "Node u1 is locked by host c1")] * 4)
     with pytest.raises(exceptions.NodeLocked, match="locked"):
-        make_client(proxy, retries=3).get_node("u1")
-    assert proxy.calls == 4
+        make_client(adapter, retries=3).get_node("u1")
+    assert adapter.calls == 4
 
 
 def test_other_conflict_not_retried() -> None:
-    proxy = FakeProxy(
-        http_error(
-            sdk_exc.ConflictException, 409, "A port with MAC address x already exists"
-        )
-    )
+    adapter = FakeAdapter(error(409, "A port with MAC address x already exists"))
     with pytest.raises(exceptions.Conflict, match="already exists"):
-        make_client(proxy).get_node("u1")
-    assert proxy.calls == 1
+        make_client(adapter).create_port("u1", {"address": "x"})
+    assert adapter.calls == 1
 
 
 def test_not_found() -> None:
-    proxy = FakeProxy(http_error(sdk_exc.NotFoundException, 404, "no node"))
+    adapter = FakeAdapter(error(404, "Node nope could not be found."))
     with pytest.raises(exceptions.NodeNotFound, match="nope"):
-        make_client(proxy).get_node("nope")
+        make_client(adapter).get_node("nope")
 
 
 def test_503_retried_then_error() -> None:
-    proxy = FakeProxy(*[http_error(sdk_exc.HttpException, 503, "busy")] * 2)
+    adapter = FakeAdapter(*[error(503, "busy")] * 2)
     with pytest.raises(exceptions.BaremetalError, match="busy"):
-        make_client(proxy, retries=1).get_node("u1")
-    assert proxy.calls == 2
+        make_client(adapter, retries=1).get_node("u1")
+    assert adapter.calls == 2
 
 
 def test_500_not_retried() -> None:
-    proxy = FakeProxy(http_error(sdk_exc.HttpException, 500, "kaboom"))
-    with pytest.raises(exceptions.BaremetalError, match="kaboom"):
-        make_client(proxy).get_node("u1")
-    assert proxy.calls == 1
+    adapter = FakeAdapter(error(500, "boom"))
+    with pytest.raises(exceptions.BaremetalError, match="boom"):
+        make_client(adapter).get_node("u1")
+    assert adapter.calls == 1
 
 
 def test_400_is_invalid_input() -> None:
-    proxy = FakeProxy(http_error(sdk_exc.BadRequestException, 400, "bad patch"))
+    adapter = FakeAdapter(error(400, "bad patch"))
     with pytest.raises(exceptions.InvalidInput, match="bad patch"):
-        make_client(proxy).get_node("u1")
+        make_client(adapter).patch_node("u1", [])
 
 
 def test_dropped_connection_retried() -> None:
-    proxy = FakeProxy(ks_exc.ConnectFailure("reset by peer"), NODE)
-    assert make_client(proxy).get_node("u1")["uuid"] == "u1"
-    proxy = FakeProxy(*[ks_exc.ConnectFailure("refused")] * 3)
+    adapter = FakeAdapter(ks_exc.ConnectFailure("reset by peer"), OK_NODE)
+    assert make_client(adapter).get_node("u1")["uuid"] == "u1"
+    adapter = FakeAdapter(*[ks_exc.ConnectFailure("refused")] * 3)
     with pytest.raises(exceptions.BaremetalError, match="cannot reach Ironic"):
-        make_client(proxy, retries=2).get_node("u1")
+        make_client(adapter, retries=2).get_node("u1")
 
 
-class TraitProxy:
-    """remove_node_trait answering as a real Ironic 39 does."""
-
-    def __init__(self, error: Exception | None) -> None:
-        self.error = error
-        self.calls = 0
-
-    def remove_node_trait(self, node: str, trait: str, ignore_missing: bool) -> bool:
-        self.calls += 1
-        if self.error is not None:
-            raise self.error
-        return True
+def test_deleting_a_missing_port_is_a_no_op() -> None:
+    adapter = FakeAdapter(error(404, "Port p1 could not be found."))
+    make_client(adapter).delete_port("p1")
+    assert adapter.calls == 1
 
 
 def test_removing_a_trait_the_node_lacks_is_a_no_op() -> None:
-    # the SDK ignores only a 400; Ironic 39 answers 404 for a missing trait
-    missing = http_error(
-        sdk_exc.NotFoundException, 404, "Node u1 doesn't have a trait 'CUSTOM_X'"
-    )
-    proxy = TraitProxy(missing)
-    make_client(proxy).remove_trait("u1", "CUSTOM_X")
-    assert proxy.calls == 1
+    adapter = FakeAdapter(error(404, "Node u1 doesn't have a trait 'CUSTOM_X'"))
+    make_client(adapter).remove_trait("u1", "CUSTOM_X")
+    assert adapter.calls == 1
 
 
 def test_removing_a_trait_of_a_missing_node_is_not_found() -> None:
-    gone = http_error(sdk_exc.NotFoundException, 404, "Node u1 could not be found.")
+    adapter = FakeAdapter(error(404, "Node u1 could not be found."))
     with pytest.raises(exceptions.NotFound, match="could not be found"):
-        make_client(TraitProxy(gone)).remove_trait("u1", "CUSTOM_X")
+        make_client(adapter).remove_trait("u1", "CUSTOM_X")
 
 
 def test_each_call_is_one_debug_line(caplog: pytest.LogCaptureFixture) -> None:
-    proxy = FakeProxy(http_error(sdk_exc.HttpException, 503, "busy"), NODE)
     with caplog.at_level("DEBUG", logger="inspector.baremetal.client"):
-        make_client(proxy, retries=1).get_node("u1")
+        make_client(FakeAdapter(error(503, "busy"), OK_NODE), retries=1).get_node("u1")
         with pytest.raises(exceptions.NodeNotFound):
-            make_client(
-                FakeProxy(http_error(sdk_exc.NotFoundException, 404, "no"))
-            ).get_node("u2")
+            make_client(FakeAdapter(error(404, "no"))).get_node("u2")
     lines = [
         r.getMessage() for r in caplog.records if r.getMessage().startswith("Ironic ")
     ]
@@ -199,11 +252,21 @@ def test_each_call_is_one_debug_line(caplog: pytest.LogCaptureFixture) -> None:
     assert lines[1].startswith("Ironic get node for u2: failed in ")
 
 
-def test_an_answer_the_libraries_choke_on_is_an_ironic_error() -> None:
-    """A broken version document (found with a hand-made stand-in) made
-    keystoneauth raise TypeError, which reached the API as a 500."""
-    client = make_client(FakeProxy(TypeError("string indices must be integers")))
-    with pytest.raises(
-        exceptions.BaremetalError, match="unexpected answer from Ironic"
-    ):
-        client.get_node("u1")
+def test_an_answer_that_is_not_json_is_an_ironic_error() -> None:
+    """A proxy's HTML page where Ironic should answer: an Ironic error, not
+    a 500 of ours."""
+    adapter = FakeAdapter(Answer(200, text="<html>gateway</html>"))
+    with pytest.raises(exceptions.BaremetalError, match="unexpected answer"):
+        make_client(adapter).get_node("u1")
+
+
+def test_an_error_page_that_is_not_json_keeps_its_text() -> None:
+    adapter = FakeAdapter(Answer(502, text="Bad Gateway"))
+    with pytest.raises(exceptions.BaremetalError, match="Bad Gateway"):
+        make_client(adapter, retries=0).get_node("u1")
+
+
+def test_names_in_urls_are_quoted() -> None:
+    adapter = FakeAdapter(OK_NODE)
+    make_client(adapter).get_node("rack 1/node?2")
+    assert "/v1/nodes/rack%201%2Fnode%3F2?fields=" in adapter.requests[0][1]
