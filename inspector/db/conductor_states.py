@@ -8,14 +8,25 @@ process has no backend, so its one conductor's document is a row here
 import sqlalchemy as sa
 
 from inspector.db import models
-from inspector.db.engine import Database
+from inspector.db.engine import UNREACHABLE, Database, unreachable
+
+
+_TABLE = models.ConductorState.__table__
+_STATE_OF = sa.select(_TABLE.c.state).where(_TABLE.c.host == sa.bindparam("host"))
 
 
 def get(db: Database, host: str) -> str | None:
-    """The JSON document stored for ``host``, if any."""
-    with db.session() as session:
-        row = session.get(models.ConductorState, host)
-        return row.state if row is not None else None
+    """The JSON document stored for ``host``, if any.
+
+    Read on every cast of the standalone process (is its conductor
+    disabled?): a Core query on a pooled connection, not an ORM session.
+    """
+    try:
+        with db.engine.connect() as conn:
+            state = conn.execute(_STATE_OF, {"host": host}).scalar()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    return str(state) if state is not None else None
 
 
 def put(db: Database, host: str, state: str) -> None:
