@@ -10,7 +10,6 @@ import sqlalchemy as sa
 from inspector.db import models
 from inspector.db.engine import UNREACHABLE, Database, unreachable
 
-
 _TABLE = models.ConductorState.__table__
 _STATE_OF = sa.select(_TABLE.c.state).where(_TABLE.c.host == sa.bindparam("host"))
 

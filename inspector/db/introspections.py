@@ -110,43 +110,58 @@ def start(
     processing.
     """
     now = utcnow()
-    kept = None if ports is None else json.dumps(ports)
-    with db.session() as session:
-        row = session.get(models.Introspection, uuid, with_for_update=True)
-        if row is None:
-            row = models.Introspection(
-                uuid=uuid,
-                state=states.STARTING,
-                version=1,
-                started_at=now,
-                finished_at=None,
-                error=None,
-                manage_boot=manage_boot,
-                ports=kept,
-                **_ownership(states.STARTING, now, claim_within),
+    values: dict[str, Any] = {
+        "started_at": now,
+        "finished_at": None,
+        "error": None,
+        "manage_boot": manage_boot,
+        "ports": None if ports is None else json.dumps(ports),
+    }
+    rows = [
+        {"node_uuid": uuid, "name": name, "value": value}
+        for name, found in (attributes or {}).items()
+        for value in sorted(set(found))
+    ]
+    # Core statements: every start runs this in the API (ORM: twice the CPU)
+    try:
+        with db.engine.begin() as conn:
+            row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
+            if row is None:
+                conn.execute(
+                    sa.insert(models.Introspection).values(
+                        uuid=uuid,
+                        state=states.STARTING,
+                        version=1,
+                        **values,
+                        **_ownership(states.STARTING, now, claim_within),
+                    )
+                )
+            else:
+                new_state = states.next_state(row.state, states.START)
+                result = conn.execute(
+                    sa.update(models.Introspection)
+                    .where(
+                        models.Introspection.uuid == uuid,
+                        models.Introspection.version == row.version,
+                    )
+                    .values(
+                        state=new_state,
+                        version=row.version + 1,
+                        **values,
+                        **_ownership(new_state, now, claim_within),
+                    )
+                )
+                if result.rowcount != 1:
+                    raise exceptions.StaleState(node=uuid, version=row.version)
+            conn.execute(
+                sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
             )
-            session.add(row)
-        else:
-            new_state = states.next_state(row.state, states.START)
-            _cas(
-                session,
-                row.uuid,
-                row.version,
-                state=new_state,
-                started_at=now,
-                finished_at=None,
-                error=None,
-                manage_boot=manage_boot,
-                ports=kept,
-                **_ownership(new_state, now, claim_within),
-            )
-            session.refresh(row)
-        session.execute(
-            sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
-        )
-        _insert_attributes(session, uuid, attributes or {})
-        session.flush()
-        return _snapshot(row)
+            if rows:
+                conn.execute(sa.insert(models.Attribute), rows)
+            started = conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    return Introspection(**started._asdict())
 
 
 def enroll(
