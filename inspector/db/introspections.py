@@ -195,6 +195,9 @@ def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> Non
         .where(models.Introspection.uuid == uuid)
         .where(models.Introspection.version == version)
         .values(version=version + 1, **values)
+        # callers refresh the row they hold; evaluating the criteria against
+        # the session's objects was a fifth of a transition's CPU
+        .execution_options(synchronize_session=False)
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
         raise exceptions.StaleState(node=uuid, version=version)
