@@ -57,8 +57,15 @@ docs: venv
 # the benchmark (not part of test): standalone and split with 2 conductors;
 # BENCH_UPSTREAM=1 adds upstream ironic-inspector 12.5 in the same lab
 BENCH_SHAPES ?= standalone,split-2
+# BENCH_SCALE=fleet: 10,000 nodes, 1,000 introspections in bursts of 200
+# (BENCH_IRONIC=real enrolls the fleet into the lab's Ironic once, slowly)
+BENCH_IRONIC ?= $(if $(filter fleet,$(BENCH_SCALE)),standin,real)
 bench: venv packages
-	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) $(if $(BENCH_UPSTREAM),--with-upstream) --output bench.json
+ifeq ($(BENCH_SCALE),fleet)
+	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
+else
+	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --ironic $(BENCH_IRONIC) $(if $(BENCH_UPSTREAM),--with-upstream) --output bench.json
+endif
 
 # the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends
 bench-pxe: venv packages

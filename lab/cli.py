@@ -120,6 +120,19 @@ def _parser() -> argparse.ArgumentParser:
     scale.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("scale.json")
     )
+    fleet = sub.add_parser(
+        "bench-fleet",
+        help="many nodes in Ironic, introspections in bursts, all accounted for",
+    )
+    fleet.add_argument("--nodes", type=int, default=10_000)
+    fleet.add_argument("--introspect", type=int, default=1_000)
+    fleet.add_argument("--burst", type=int, default=200)
+    fleet.add_argument("--burst-interval", type=float, default=10.0)
+    fleet.add_argument("--split", type=int, metavar="N")
+    fleet.add_argument("--ironic", choices=("real", "standin"), default="standin")
+    fleet.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("fleet.json")
+    )
     standin = sub.add_parser(
         "ironic-standin", help="serve the instant Ironic stand-in (benchmarks)"
     )
@@ -187,6 +200,25 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "bench":
         return _bench(args)
+    if args.command == "bench-fleet":
+        import json
+
+        from lab import fleet_bench
+
+        result = fleet_bench.run(
+            fleet_bench.FleetOptions(
+                nodes=args.nodes,
+                introspect=args.introspect,
+                burst=args.burst,
+                burst_interval=args.burst_interval,
+                split=args.split,
+                ironic=args.ironic,
+            )
+        )
+        print(fleet_bench.report(result))
+        args.output.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"\nJSON: {args.output}")
+        return 0 if result["lost"] == 0 and result["errors"] == 0 else 1
     if args.command == "ironic-standin":
         from lab import ironic_standin
 

@@ -21,6 +21,8 @@ class IronicAPI:
         self.url = url.rstrip("/")
         self.http = requests.Session()
         self.http.headers.update(HEADERS)
+        # enrolling runs 16 threads on this session
+        self.http.mount("http://", requests.adapters.HTTPAdapter(pool_maxsize=32))
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
         for attempt in range(20):
@@ -46,9 +48,16 @@ class IronicAPI:
         return result
 
     def nodes(
-        self, fields: str = "uuid,name,power_state,provision_state"
+        self,
+        fields: str = "uuid,name,power_state,provision_state",
+        recent: int | None = None,
     ) -> list[dict[str, Any]]:
-        return list(self.request("GET", f"/v1/nodes?fields={fields}")["nodes"])
+        """Nodes with ``fields``; only the ``recent`` last updated when set
+        (a fleet's full listing would load Ironic more than the work)."""
+        query = f"fields={fields}"
+        if recent is not None:
+            query += f"&sort_key=updated_at&sort_dir=desc&limit={recent}"
+        return list(self.request("GET", f"/v1/nodes?{query}")["nodes"])
 
     def ports(self, node_uuid: str) -> list[dict[str, Any]]:
         return list(

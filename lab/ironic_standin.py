@@ -19,6 +19,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 import uuid as uuidlib
 from http import server
@@ -121,7 +122,12 @@ class Handler(server.BaseHTTPRequestHandler):
             )
         elif path in ("/v1/nodes", "/v1/nodes/detail"):
             with store.lock:
-                nodes = [_fields(n, query) for n in store.nodes.values()]
+                found = list(store.nodes.values())
+                if query.get("sort_key") == ["updated_at"]:
+                    found.sort(key=lambda n: n["updated_at"], reverse=True)
+                if "limit" in query:
+                    found = found[: int(query["limit"][0])]
+                nodes = [_fields(n, query) for n in found]
             self._send(200, {"nodes": copy.deepcopy(nodes)})
         elif path in ("/v1/ports", "/v1/ports/detail"):
             with store.lock:
@@ -131,8 +137,8 @@ class Handler(server.BaseHTTPRequestHandler):
                     node = store.node(owner)
                     ids = store.node_ports.get(node["uuid"], []) if node else []
                 elif address:
-                    found = store.by_address.get(address.lower())
-                    ids = [found] if found else []
+                    port_id = store.by_address.get(address.lower())
+                    ids = [port_id] if port_id else []
                 else:
                     ids = list(store.ports)
                 ports = [_fields(store.ports[i], query) for i in ids]
@@ -173,6 +179,7 @@ class Handler(server.BaseHTTPRequestHandler):
                 "traits": [],
                 "last_error": None,
                 "resource_class": body.get("resource_class"),
+                "updated_at": time.monotonic(),
             }
             with store.lock:
                 store.nodes[uuid] = node
@@ -220,6 +227,7 @@ class Handler(server.BaseHTTPRequestHandler):
                 self._error(404, f"Node {match.group(1)} could not be found.")
                 return
             what = match.group(2) or ""
+            node["updated_at"] = time.monotonic()
             if what == "/states/power":
                 target = body.get("target")
                 node["power_state"] = (
@@ -251,6 +259,7 @@ class Handler(server.BaseHTTPRequestHandler):
                 self._error(404, f"No such resource {path}")
                 return
             _patch(target, patches)
+            target["updated_at"] = time.monotonic()
             body = copy.deepcopy(target)
         self._send(200, body)
 

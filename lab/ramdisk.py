@@ -79,7 +79,10 @@ class RamdiskPlayer:
         poll_interval: float = 0.2,
         seed: int = 0,
         dhcp: Callable[[Machine], str | None] | None = None,
+        watch_recent: int | None = None,
     ) -> None:
+        self.watch_recent = watch_recent
+        """Watch only this many most recently updated nodes (a fleet)."""
         self.dhcp = dhcp
         """PXE first: ask for an address as the machine's PXE MAC (real DHCP
         through the filter); no address, no ramdisk, no callback."""
@@ -114,7 +117,7 @@ class RamdiskPlayer:
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_interval):
             try:
-                nodes = self.ironic.nodes("name,power_state")
+                nodes = self.ironic.nodes("name,power_state", self.watch_recent)
             except Exception as exc:  # Ironic restarting: keep watching
                 LOG.warning("Cannot list Ironic nodes: %s", exc)
                 continue
