@@ -173,17 +173,29 @@ def _bench(args: argparse.Namespace) -> int:
         else:
             print(f"lab: unknown shape {shape!r}", file=sys.stderr)
             return 2
-    results = []
+    results, failures = [], []
     for options in runs:
         print(f"Benchmarking {args.machines} machines ...", flush=True)
-        results.append(bench.run(options))
+        try:
+            results.append(bench.run(options))
+        except Exception as exc:  # one shape failing must not lose the others
+            name = "standalone"
+            if options.upstream:
+                name = "upstream"
+            elif options.split:
+                name = f"split-{options.split}"
+            failures.append(f"{name}: {exc}")
+            print(f"lab: {failures[-1]}", file=sys.stderr, flush=True)
+            continue
         print(bench.report(results[-1:]), flush=True)
     print()
     print(bench.report(results))
+    for failure in failures:
+        print(f"FAILED {failure}")
     args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nJSON: {args.output}")
     failed = [r for r in results if r["finished"] < r["machines"]]
-    return 1 if failed else 0
+    return 1 if failed or failures else 0
 
 
 def _terminated(signo: int, _frame: object) -> None:

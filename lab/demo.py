@@ -183,7 +183,14 @@ def start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:
     def start(uuid: str) -> tuple[str, float]:
         if not hasattr(local, "http"):
             local.http = requests.Session()
-        resp = local.http.post(f"{url}/v1/introspection/{uuid}", timeout=60)
+        try:
+            resp = local.http.post(f"{url}/v1/introspection/{uuid}", timeout=60)
+        except requests.ConnectionError:
+            # Apache's event MPM closes idle keep-alive connections when its
+            # workers are busy; one reused at that moment is closed before
+            # the request is read: again, on a new connection
+            local.http = requests.Session()
+            resp = local.http.post(f"{url}/v1/introspection/{uuid}", timeout=60)
         if resp.status_code != 202:
             raise RuntimeError(
                 f"Starting introspection of {uuid} failed: "
