@@ -69,7 +69,7 @@ def make_client(adapter: Any, retries: int = 3) -> BaremetalClient:
     return client
 
 
-NODE = {
+NODE: dict[str, Any] = {
     "uuid": "u1",
     "name": "n1",
     "provision_state": "manageable",
