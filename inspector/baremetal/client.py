@@ -216,13 +216,16 @@ class BaremetalClient:
         if not resp.content:
             return None
         try:
-            return resp.json()
-        except ValueError as exc:
+            data = resp.json()
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
             # a proxy's page where Ironic should have answered
             raise exceptions.BaremetalError(
                 reason=f"{what} for {target}: unexpected answer from Ironic "
-                f"(HTTP {resp.status_code}, not JSON: {resp.text[:100]!r})"
-            ) from exc
+                f"(HTTP {resp.status_code}, not a JSON object: {resp.text[:100]!r})"
+            )
+        return data
 
     @staticmethod
     def _refuse(what: str, target: str, resp: Any, last: bool) -> None:
@@ -271,6 +274,10 @@ class BaremetalClient:
         node = self._call(
             "get node", node_id, "GET", f"/v1/nodes/{_quote(node_id)}?fields={fields}"
         )
+        if not node:
+            raise exceptions.BaremetalError(
+                reason=f"get node for {node_id}: Ironic answered with no node"
+            )
         return _pick(node, NODE_FIELDS)
 
     def list_ports(self, node_uuid: str) -> list[dict[str, Any]]:

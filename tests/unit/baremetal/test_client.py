@@ -270,3 +270,10 @@ def test_names_in_urls_are_quoted() -> None:
     adapter = FakeAdapter(OK_NODE)
     make_client(adapter).get_node("rack 1/node?2")
     assert "/v1/nodes/rack%201%2Fnode%3F2?fields=" in adapter.requests[0][1]
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"a string"', ""])
+def test_an_answer_that_is_no_object_is_an_ironic_error(text: str) -> None:
+    adapter = FakeAdapter(Answer(200, text=text))
+    with pytest.raises(exceptions.BaremetalError, match="unexpected answer|no node"):
+        make_client(adapter).get_node("u1")
