@@ -22,6 +22,7 @@ from lab.demo import DemoOptions, Running, start_all, start_inspector, states
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_server import IronicServer, default_cache_dir
 from lab.ironic_standin import StandinServer
+from lab.postgres_server import PostgresServer
 from lab.ramdisk import RamdiskPlayer
 
 WRK_SECONDS = 5
@@ -43,6 +44,9 @@ class BenchOptions:
     """Run upstream ironic-inspector (PyPI) standalone instead of ours."""
     standin: bool = False
     """Run against the instant Ironic stand-in instead of a real Ironic."""
+    ironic_production: bool = False
+    """Run Ironic as production does: API workers, a separate conductor
+    over JSON-RPC, PostgreSQL."""
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -280,6 +284,14 @@ def run(options: BenchOptions) -> dict[str, Any]:
         if options.standin:
             ironic = StandinServer(work / "ironic")
             result["ironic"] = "stand-in"
+        elif options.ironic_production:
+            pg = PostgresServer(work / "ironic-pg", database="ironic")
+            pg.start()
+            stack.callback(pg.stop)
+            ironic = IronicServer(
+                default_cache_dir(), work / "ironic", database_url=pg.url
+            )
+            result["ironic"] = "production shape"
         else:
             ironic = IronicServer(default_cache_dir(), work / "ironic")
         ironic.start()

@@ -83,11 +83,13 @@ def _parser() -> argparse.ArgumentParser:
     _split_api_option(bench)
     bench.add_argument(
         "--ironic",
-        choices=("real", "standin"),
+        choices=("real", "production", "standin"),
         default="real",
-        help="real: the lab's Ironic (the default); standin: an instant "
-        "stand-in answering the same calls, so the numbers are the "
-        "inspector's own cost",
+        help="real: the lab's Ironic, one process on SQLite (the default); "
+        "production: Ironic as production runs it (ironic-api with 2 worker "
+        "processes, a separate ironic-conductor over JSON-RPC, PostgreSQL); "
+        "standin: an instant stand-in answering the same calls, so the "
+        "numbers are the inspector's own cost",
     )
     bench.add_argument(
         "--with-upstream",
@@ -157,8 +159,9 @@ def _bench(args: argparse.Namespace) -> int:
             "machines": args.machines,
             "split_api": args.split_api,
             "rpc_transport": args.rpc,
-            "profile_ironic": not args.no_ironic_profile and args.ironic == "real",
+            "profile_ironic": not args.no_ironic_profile and args.ironic != "standin",
             "standin": args.ironic == "standin",
+            "ironic_production": args.ironic == "production",
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))

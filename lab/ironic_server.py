@@ -1,5 +1,6 @@
 """Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback."""
 
+import contextlib
 import logging
 import os
 import pathlib
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from lab import loopback
+from lab import loopback, procstat
 
 LOG = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def install_venv(
     venv.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
     result = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", requirement],
+        [str(venv / "bin" / "pip"), "install", "-q", *requirement.split()],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -80,8 +81,21 @@ def install_venv(
     return venv
 
 
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie does not)."""
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]
+    except OSError:
+        return False
+    return state.split()[0] != "Z"
+
+
 class IronicServer:
-    """One Ironic process (API + conductor, ``rpc_transport = none``)."""
+    """One Ironic process (API + conductor, ``rpc_transport = none``), or
+    with ``database_url`` Ironic as production runs it: ``ironic-api`` with
+    ``api_workers`` worker processes and a separate ``ironic-conductor``
+    over JSON-RPC, on that (PostgreSQL) database.
+    """
 
     def __init__(
         self,
@@ -89,12 +103,20 @@ class IronicServer:
         work_dir: pathlib.Path,
         port: int | None = None,
         host: str = "127.0.0.1",
+        database_url: str | None = None,
+        api_workers: int = 2,
     ) -> None:
         self.cache_dir = pathlib.Path(cache_dir)
         self.work_dir = pathlib.Path(work_dir)
         self.host = host
         self.port = port or loopback.free_port()
+        self.database_url = database_url
+        self.api_workers = api_workers
+        self.requirement = IRONIC_REQUIREMENT
         self.venv = self.cache_dir / "ironic-venv"
+        if database_url is not None:
+            self.requirement += " psycopg2-binary"
+            self.venv = self.cache_dir / "ironic-pg-venv"
         self.log_file = self.work_dir / "ironic.log"
         self.config_file = self.work_dir / "ironic.conf"
         self._proc: subprocess.Popen[bytes] | None = None
@@ -109,14 +131,16 @@ class IronicServer:
 
     def install(self) -> pathlib.Path:
         """Install Ironic into its own venv once; later calls return at once."""
-        return install_venv(self.venv, IRONIC_REQUIREMENT, "Ironic", "about 30 s")
+        return install_venv(self.venv, self.requirement, "Ironic", "about 30 s")
 
     def _write_config(self) -> None:
+        production = self.database_url is not None
         lines = [
             "[DEFAULT]",
             "auth_strategy = noauth",
-            "rpc_transport = none",
-            "host = lab-ironic",
+            f"rpc_transport = {'json-rpc' if production else 'none'}",
+            # the API reaches the conductor at its host name
+            f"host = {'127.0.0.1' if production else 'lab-ironic'}",
             "debug = False",
             f"log_file = {self.log_file}",
             "use_stderr = False",
@@ -127,9 +151,10 @@ class IronicServer:
             "[api]",
             f"host_ip = {self.host}",
             f"port = {self.port}",
-            "api_workers = 1",
+            f"api_workers = {self.api_workers if production else 1}",
             "[database]",
-            f"connection = sqlite:///{self.work_dir / 'ironic.sqlite'}",
+            "connection = "
+            + (self.database_url or f"sqlite:///{self.work_dir / 'ironic.sqlite'}"),
             "[dhcp]",
             "dhcp_provider = none",
             "[conductor]",
@@ -142,6 +167,8 @@ class IronicServer:
             "enforce_new_defaults = false",
             "[json_rpc]",
             "auth_strategy = noauth",
+            "host_ip = 127.0.0.1",
+            f"port = {loopback.free_port()}",
         ]
         self.config_file.write_text("\n".join(lines) + "\n")
 
@@ -165,21 +192,47 @@ class IronicServer:
         if sync.returncode != 0 and "already" not in sync.stdout:
             raise RuntimeError(f"ironic-dbsync failed:\n{sync.stdout[-3000:]}")
         output = open(self.work_dir / "ironic.stdout", "ab")  # noqa: SIM115
+        config = str(self.config_file)
+        if self.database_url is None:
+            command = [str(bindir / "ironic"), "--config-file", config]
+        else:
+            # one parent, so the CPU of its tree is Ironic's whole CPU
+            command = [
+                "sh",
+                "-c",
+                f'"{bindir}/ironic-api" --config-file "{config}" & '
+                f'"{bindir}/ironic-conductor" --config-file "{config}" & wait',
+            ]
         self._proc = subprocess.Popen(
-            [str(bindir / "ironic"), "--config-file", str(self.config_file)],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
         )
         output.close()
         try:
             loopback.wait_for_http(self.url + "/v1", 90, self.log_file, self._proc)
+            if self.database_url is not None:
+                self._wait_for_conductor(90)
         except TimeoutError as exc:
             self.stop()
             raise RuntimeError(
                 f"Ironic did not start: {exc}\n{self.log_tail()}"
             ) from exc
         LOG.info("Ironic ready at %s in %.1f s", self.url, time.monotonic() - started)
+
+    def _wait_for_conductor(self, timeout: float) -> None:
+        """The API answers before the separate conductor has registered its
+        drivers; nothing can be enrolled until it has."""
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                drivers = requests.get(self.url + "/v1/drivers", timeout=5).json()
+                if any(d.get("name") == "fake-hardware" for d in drivers["drivers"]):
+                    return
+            except (requests.RequestException, ValueError, KeyError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError("Ironic's conductor did not register within the timeout")
 
     def log_tail(self, chars: int = 3000) -> str:
         parts = []
@@ -194,15 +247,20 @@ class IronicServer:
         proc, self._proc = self._proc, None
         if proc is None or proc.poll() is not None:
             return
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        # ironic-api and ironic-conductor make sessions of their own: end
+        # every process of the tree by PID, not only the group
+        tree = procstat.tree(proc.pid)
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in tree):
+            time.sleep(0.1)
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        proc.wait()
 
     def __enter__(self) -> "IronicServer":
         self.start()
