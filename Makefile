@@ -39,7 +39,7 @@ functional: venv packages
 	$(BIN)/pytest tests/functional -q -p no:cacheprovider
 
 integration: venv packages
-	$(BIN)/pytest tests/integration -q -p no:cacheprovider
+	$(BIN)/pytest tests/integration -q -p no:cacheprovider --durations=15
 
 test: lint unit functional integration
 
