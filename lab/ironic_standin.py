@@ -79,6 +79,9 @@ def _patch(target: dict[str, Any], patches: list[dict[str, Any]]) -> None:
 
 class Handler(server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY the body
+    # waits for the client's delayed ACK, 40 ms per call
+    disable_nagle_algorithm = True
     store: Store
     log_file: Any
 

@@ -1,4 +1,4 @@
-"""The Ironic client: plain requests through a keystoneauth session, with
+"""The Ironic client: plain REST requests authenticated by keystoneauth, with
 retries and error translation.
 
 Callers get plain dicts with Ironic's JSON field names and only
@@ -18,6 +18,7 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import exceptions, metrics
+from inspector.baremetal import direct
 
 LOG = logging.getLogger(__name__)
 
@@ -93,25 +94,37 @@ class BaremetalClient:
         self._lock = threading.Lock()
 
     def _adapter(self) -> tuple[Any, str]:
-        """The keystoneauth adapter and Ironic's root URL, made once.
+        """The transport and Ironic's root URL, made once.
 
         Finding the endpoint may authenticate and read the catalog; made
-        lazily by many threads at once, each would do its own.
+        lazily by many threads at once, each would do its own. Requests go
+        over :mod:`inspector.baremetal.direct` unless a proxy from the
+        environment applies to the endpoint (then keystoneauth carries them).
         """
         with self._lock:
             if self._conn is None:
-                self._conn = self._connect()
-            if self._base is None:
-                endpoint = self._conn.get_endpoint()
-                if not endpoint:
-                    raise exceptions.ConfigError(
-                        "Invalid configuration: no Ironic endpoint: set "
-                        "[ironic]endpoint_override or register the baremetal "
-                        "service in the catalog"
-                    )
-                base = str(endpoint).rstrip("/")
-                self._base = base[: -len("/v1")] if base.endswith("/v1") else base
+                adapter = self._connect()
+                self._base = self._root(adapter)
+                self._conn = (
+                    direct.DirectTransport(adapter, self._base)
+                    if direct.applies(self._base)
+                    else adapter
+                )
+            elif self._base is None:
+                self._base = self._root(self._conn)
             return self._conn, self._base
+
+    @staticmethod
+    def _root(conn: Any) -> str:
+        endpoint = conn.get_endpoint()
+        if not endpoint:
+            raise exceptions.ConfigError(
+                "Invalid configuration: no Ironic endpoint: set "
+                "[ironic]endpoint_override or register the baremetal "
+                "service in the catalog"
+            )
+        base = str(endpoint).rstrip("/")
+        return base[: -len("/v1")] if base.endswith("/v1") else base
 
     def _connect(self) -> Any:
         from keystoneauth1 import adapter
