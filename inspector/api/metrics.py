@@ -7,6 +7,8 @@ same for them."""
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -22,18 +24,43 @@ LOG = logging.getLogger(__name__)
 
 
 class SharedStateCollector:
-    """Gauges read at scrape time from the database and the conductor group."""
+    """Gauges read at scrape time from the database and the conductor group.
 
-    def __init__(self, rt: Runtime) -> None:
+    The finished and failed introspections grow with the history; their
+    count is reused for ``[metrics]final_states_interval``. The states of
+    work in progress are counted at every scrape, from their part of the
+    state index (as long as the work, not the history).
+    """
+
+    def __init__(
+        self, rt: Runtime, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._rt = rt
+        self._clock = clock
+        self._final: dict[str, int] = {}
+        self._final_at: float | None = None
+        self._lock = threading.Lock()
+
+    def _final_counts(self) -> dict[str, int]:
+        with self._lock:
+            now = self._clock()
+            interval = self._rt.conf.metrics.final_states_interval
+            if self._final_at is None or now - self._final_at >= interval:
+                self._final = introspections.count_by_state(
+                    self._rt.db, only=states.FINAL
+                )
+                self._final_at = now
+            return self._final
 
     def collect(self) -> Iterator[core.Metric]:
         by_state = core.GaugeMetricFamily(
             f"{PREFIX}_introspections",
-            "Introspections by state (the latest of each node).",
+            "Introspections by state (the latest of each node); finished and "
+            "error are recounted every [metrics]final_states_interval.",
             labels=["state"],
         )
-        counts = introspections.count_by_state(self._rt.db)
+        counts = introspections.count_by_state(self._rt.db, only=states.TRANSIENT)
+        counts.update(self._final_counts())
         for state in states.ALL:
             by_state.add_metric([state], counts.get(state, 0))
         yield by_state

@@ -89,6 +89,7 @@ def test_paths_can_be_disabled(
 
 
 def test_metrics_follow_an_introspection(service: Service, payload: Any) -> None:
+    service.rt.conf.set_override("final_states_interval", 0, group="metrics")
     before = service.client.get("/metrics").get_data(as_text=True)
     node = add_node(service)
     uuid = start(service, node)
@@ -114,6 +115,40 @@ def test_metrics_follow_an_introspection(service: Service, payload: Any) -> None
     assert _metric(after, "ironic_inspector_conductors_alive") == 1
     assert service.client.post("/metrics").status_code == 405
     assert service.client.head("/metrics").get_data() == b""
+
+
+def test_metrics_count_the_history_once_per_interval(
+    service: Service, payload: Any
+) -> None:
+    """Finished and error are recounted every final_states_interval (they
+    grow with the history); work in progress is counted at every scrape."""
+    conf = service.rt.conf
+    conf.set_override("final_states_interval", 0, group="metrics")
+    before = service.client.get("/metrics").get_data(as_text=True)  # counted now
+    conf.clear_override("final_states_interval", group="metrics")
+    assert conf.metrics.final_states_interval == 60
+    node = add_node(service)
+    uuid = start(service, node)
+    waiting = service.client.get("/metrics").get_data(as_text=True)
+    name = "ironic_inspector_introspections"
+    assert _metric(waiting, name, state="waiting") == (
+        _metric(before, name, state="waiting") + 1
+    )
+    data = payload(random_mac(), node["driver_info"]["ipmi_address"])
+    assert service.client.post("/v1/continue", json=data).status_code == 200
+    service.wait_for(uuid, states.FINISHED)
+    cached = service.client.get("/metrics").get_data(as_text=True)
+    assert _metric(cached, name, state="waiting") == _metric(
+        before, name, state="waiting"
+    )
+    assert _metric(cached, name, state="finished") == _metric(
+        before, name, state="finished"
+    )
+    conf.set_override("final_states_interval", 0, group="metrics")
+    fresh = service.client.get("/metrics").get_data(as_text=True)
+    assert _metric(fresh, name, state="finished") == (
+        _metric(before, name, state="finished") + 1
+    )
 
 
 def test_metrics_unavailable_database_is_503(service: Service, tmp_path: Any) -> None:
