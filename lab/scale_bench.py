@@ -117,8 +117,8 @@ def http_costs(base: str) -> dict[str, Any]:
 def sweep_costs(url: str) -> dict[str, Any]:
     """The periodic work's database side, as the conductor runs it:
     statements and time per sweep."""
-    from inspector.db import engine as engine_mod
     from inspector import states
+    from inspector.db import engine as engine_mod
     from inspector.db import introspections
 
     db = engine_mod.Database(url)
