@@ -128,38 +128,35 @@ def start(
         with db.engine.begin() as conn:
             row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
             if row is None:
-                conn.execute(
-                    sa.insert(models.Introspection).values(
-                        uuid=uuid,
-                        state=states.STARTING,
-                        version=1,
-                        **values,
-                        **_ownership(states.STARTING, now, claim_within),
-                    )
+                insert = sa.insert(models.Introspection).values(
+                    uuid=uuid,
+                    state=states.STARTING,
+                    version=1,
+                    **values,
+                    **_ownership(states.STARTING, now, claim_within),
                 )
+                if conn.dialect.insert_returning:
+                    started = conn.execute(insert.returning(*_TABLE.c)).one()
+                else:
+                    conn.execute(insert)
+                    started = conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
             else:
                 new_state = states.next_state(row.state, states.START)
-                result = conn.execute(
-                    sa.update(models.Introspection)
-                    .where(
-                        models.Introspection.uuid == uuid,
-                        models.Introspection.version == row.version,
-                    )
-                    .values(
-                        state=new_state,
-                        version=row.version + 1,
+                started = _cas_returning(
+                    conn,
+                    uuid,
+                    row.version,
+                    {
                         **values,
+                        "state": new_state,
                         **_ownership(new_state, now, claim_within),
-                    )
+                    },
                 )
-                if result.rowcount != 1:
-                    raise exceptions.StaleState(node=uuid, version=row.version)
             conn.execute(
                 sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
             )
             if rows:
                 conn.execute(sa.insert(models.Attribute), rows)
-            started = conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     return Introspection(**started._asdict())
@@ -204,6 +201,29 @@ def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> Non
         raise exceptions.StaleState(node=uuid, version=version)
 
 
+def _cas_returning(
+    conn: sa.Connection, uuid: str, version: int, values: dict[str, object]
+) -> Any:
+    """The compare-and-swap on a Core connection; the row as written.
+
+    One statement where the database returns the updated row (PostgreSQL,
+    SQLite), the update and a read otherwise (MariaDB).
+    """
+    update = (
+        sa.update(models.Introspection)
+        .where(_TABLE.c.uuid == uuid, _TABLE.c.version == version)
+        .values(version=version + 1, **values)
+    )
+    if conn.dialect.update_returning:
+        row = conn.execute(update.returning(*_TABLE.c)).first()
+        if row is None:
+            raise exceptions.StaleState(node=uuid, version=version)
+        return row
+    if conn.execute(update).rowcount != 1:
+        raise exceptions.StaleState(node=uuid, version=version)
+    return conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
+
+
 def transition(
     db: Database,
     uuid: str,
@@ -222,32 +242,38 @@ def transition(
     Reaching a final state sets ``finished_at`` and drops lookup attributes.
     ``raw_data`` is stored as the unprocessed data in the same transaction.
     """
-    with db.session() as session:
-        row = session.get(models.Introspection, uuid)
-        if row is None:
-            raise exceptions.IntrospectionNotFound(node=uuid)
-        if expected_version is not None and row.version != expected_version:
-            raise exceptions.StaleState(node=uuid, version=expected_version)
-        new_state = states.next_state(row.state, event)
-        now = utcnow()
-        values: dict[str, object] = {
-            "state": new_state,
-            **_ownership(new_state, now, claim_within),
-        }
-        if new_state in states.FINAL:
-            values["finished_at"] = now
-            values["error"] = error if new_state == states.ERROR else None
-            values["owed_writes"], values["owed_reason"] = owed or (None, None)
-            session.execute(
-                sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
-            )
-        elif error is not None:
-            values["error"] = error
-        _cas(session, uuid, row.version, **values)
-        if raw_data is not None:
-            stored_data.put(session, uuid, raw_data, processed=False)
-        session.refresh(row)
-        return _snapshot(row)
+    # Core statements: three transitions per machine (the ORM doubled
+    # their CPU and read the row back twice)
+    try:
+        with db.engine.begin() as conn:
+            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
+            if row is None:
+                raise exceptions.IntrospectionNotFound(node=uuid)
+            if expected_version is not None and row.version != expected_version:
+                raise exceptions.StaleState(node=uuid, version=expected_version)
+            new_state = states.next_state(row.state, event)
+            now = utcnow()
+            values: dict[str, object] = {
+                "state": new_state,
+                **_ownership(new_state, now, claim_within),
+            }
+            if new_state in states.FINAL:
+                values["finished_at"] = now
+                values["error"] = error if new_state == states.ERROR else None
+                values["owed_writes"], values["owed_reason"] = owed or (None, None)
+                conn.execute(
+                    sa.delete(models.Attribute).where(
+                        models.Attribute.node_uuid == uuid
+                    )
+                )
+            elif error is not None:
+                values["error"] = error
+            written = _cas_returning(conn, uuid, row.version, values)
+            if raw_data is not None:
+                stored_data.put_core(conn, uuid, raw_data, processed=False)
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    return Introspection(**written._asdict())
 
 
 def claim(db: Database, uuid: str, version: int, owner: str, run: str) -> Introspection:
@@ -256,12 +282,13 @@ def claim(db: Database, uuid: str, version: int, owner: str, run: str) -> Intros
     A fenced write like every other: it bumps the version, so a conductor
     that owned the step before can no longer write.
     """
-    with db.session() as session:
-        _cas(session, uuid, version, owner=owner, owner_run=run, deadline=None)
-        row = session.get(models.Introspection, uuid)
-        assert row is not None
-        session.refresh(row)
-        return _snapshot(row)
+    values: dict[str, object] = {"owner": owner, "owner_run": run, "deadline": None}
+    try:
+        with db.engine.begin() as conn:
+            written = _cas_returning(conn, uuid, version, values)
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    return Introspection(**written._asdict())
 
 
 def release_claim(db: Database, uuid: str, version: int) -> bool:

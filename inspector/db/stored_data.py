@@ -31,6 +31,27 @@ def put(
         row.stored_at = models.utcnow()
 
 
+def put_core(
+    conn: sa.Connection, uuid: str, data: dict[str, Any], *, processed: bool
+) -> None:
+    """:func:`put` on a Core connection, within its transaction."""
+    model = models.IntrospectionData
+    text = json.dumps(data, sort_keys=True)
+    now = models.utcnow()
+    update = (
+        sa.update(model)
+        .where(model.node_uuid == uuid, model.processed == processed)
+        .values(data=text, stored_at=now)
+    )
+    if conn.execute(update).rowcount:
+        return
+    conn.execute(
+        sa.insert(model).values(
+            node_uuid=uuid, processed=processed, data=text, stored_at=now
+        )
+    )
+
+
 def store(db: Database, uuid: str, data: dict[str, Any], *, processed: bool) -> None:
     """Keep ``data`` for ``uuid``, replacing what was stored before."""
     with db.session() as session:

@@ -1,12 +1,36 @@
+import pathlib
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions, states
 from inspector.db import engine, introspections, migration, stored_data
 
 UUID = "11111111-2222-4333-8444-555555555555"
+
+
+@pytest.fixture(params=["returning", "no returning"])
+def db(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> engine.Database:
+    """SQLite at the newest schema; once as it is (it returns written rows,
+    as PostgreSQL does) and once as MariaDB (writes, then reads back)."""
+    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
+    migration.upgrade(database)
+    if request.param == "no returning":
+        database.engine.dialect.update_returning = False
+        database.engine.dialect.insert_returning = False
+    return database
+
+
+def _statements(db: engine.Database) -> list[str]:
+    seen: list[str] = []
+    sa.event.listen(
+        db.engine,
+        "before_cursor_execute",
+        lambda _c, _cur, statement, *_a: seen.append(statement.split()[0]),
+    )
+    return seen
 
 
 def test_migrations_match_models(db: engine.Database) -> None:
@@ -97,6 +121,47 @@ def test_raw_data_stored_with_transition(db: engine.Database) -> None:
     assert stored_data.get(db, UUID, processed=False) == {"a": 1}
     with pytest.raises(exceptions.DataNotFound):
         stored_data.get(db, UUID, processed=True)
+    # a second post of the same machine replaces the first
+    introspections.transition(db, UUID, states.FAIL, error="x")
+    introspections.start(db, UUID, True)
+    introspections.transition(db, UUID, states.WAIT)
+    introspections.transition(db, UUID, states.PROCESS, raw_data={"b": 2})
+    assert stored_data.get(db, UUID, processed=False) == {"b": 2}
+
+
+def test_writes_return_what_they_wrote(db: engine.Database) -> None:
+    """Each write answers with the row as stored, in as few statements as
+    the database allows."""
+    returning = db.engine.dialect.update_returning
+    seen = _statements(db)
+    started = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    assert seen == ["SELECT", "INSERT"] + ([] if returning else ["SELECT"]) + [
+        "DELETE",
+        "INSERT",
+    ]
+    assert started == introspections.get(db, UUID)
+    seen.clear()
+    claimed = introspections.claim(db, UUID, started.version, "c1", "r1")
+    assert seen == ["UPDATE"] + ([] if returning else ["SELECT"])
+    assert claimed == introspections.get(db, UUID)
+    assert claimed.owner == "c1" and claimed.version == started.version + 1
+    seen.clear()
+    waiting = introspections.transition(db, UUID, states.WAIT)
+    assert seen == ["SELECT", "UPDATE"] + ([] if returning else ["SELECT"])
+    assert waiting == introspections.get(db, UUID)
+    assert waiting.state == states.WAITING and waiting.owner is None
+    introspections.transition(db, UUID, states.PROCESS)
+    finished = introspections.transition(db, UUID, states.FAIL, error="boom")
+    assert finished == introspections.get(db, UUID)
+    assert finished.finished_at is not None and finished.error == "boom"
+    again = introspections.start(db, UUID, False)
+    assert again == introspections.get(db, UUID)
+    assert (again.state, again.error, again.finished_at) == (
+        states.STARTING,
+        None,
+        None,
+    )
+    assert again.deadline is not None and again.version == finished.version + 1
 
 
 def test_bad_url_is_config_error() -> None:
