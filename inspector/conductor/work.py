@@ -76,43 +76,48 @@ class WorkQueue:
         and never mistaken for a lost one. Returns the queued work, or None
         when the step was dropped (duplicate or stale delivery).
         """
-        try:
-            record = introspections.get(self.rt.db, uuid)
-        except exceptions.NotFound:
-            LOG.warning(
-                "Introspection of node %s vanished, dropping %s", uuid, expected_state
-            )
-            return None
-        if record.version != version or record.state != expected_state:
-            LOG.info(
-                "Dropping %s work for node %s: it is %s (version %s), "
-                "work was for version %s",
-                expected_state,
-                uuid,
-                record.state,
-                record.version,
-                version,
-            )
-            return None
         with self._guard:
             if uuid in self._active:
                 LOG.info("Node %s is already being worked on here", uuid)
                 return None
             self._active.add(uuid)
         try:
-            host, run_id = self.rt.conf.host, self.rt.run_id
-            if record.owner != host or record.owner_run != run_id:
-                # fences off any earlier owner from here on
-                record = introspections.claim(
-                    self.rt.db, uuid, record.version, host, run_id
-                )
+            # one statement: the claim fences off any earlier owner, and
+            # fails when the step is not the one this delivery was for
+            record = introspections.claim(
+                self.rt.db,
+                uuid,
+                version,
+                self.rt.conf.host,
+                self.rt.run_id,
+                state=expected_state,
+            )
             return self._workers.submit(self._run_locked, record, expected_state, step)
         except exceptions.StaleState:
-            LOG.info("Node %s changed before %s could start", uuid, expected_state)
+            self._dropped(uuid, version, expected_state)
         except Exception:
             LOG.exception("Could not take the %s step of node %s", expected_state, uuid)
         self._done(uuid)
         return None
+
+    def _dropped(self, uuid: str, version: int, expected_state: str) -> None:
+        """Say why a delivery was dropped (a duplicate or stale one)."""
+        try:
+            record = introspections.get(self.rt.db, uuid)
+        except exceptions.NotFound:
+            LOG.warning(
+                "Introspection of node %s vanished, dropping %s", uuid, expected_state
+            )
+            return
+        LOG.info(
+            "Dropping %s work for node %s: it is %s (version %s), "
+            "work was for version %s",
+            expected_state,
+            uuid,
+            record.state,
+            record.version,
+            version,
+        )
 
     def stop(self) -> None:
         """Wait for queued and running steps to finish."""

@@ -202,18 +202,25 @@ def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> Non
 
 
 def _cas_returning(
-    conn: sa.Connection, uuid: str, version: int, values: dict[str, object]
+    conn: sa.Connection,
+    uuid: str,
+    version: int,
+    values: dict[str, object],
+    state: str | None = None,
 ) -> Any:
     """The compare-and-swap on a Core connection; the row as written.
 
     One statement where the database returns the updated row (PostgreSQL,
-    SQLite), the update and a read otherwise (MariaDB).
+    SQLite), the update and a read otherwise (MariaDB). With ``state``, the
+    row must also be in that state.
     """
     update = (
         sa.update(models.Introspection)
         .where(_TABLE.c.uuid == uuid, _TABLE.c.version == version)
         .values(version=version + 1, **values)
     )
+    if state is not None:
+        update = update.where(_TABLE.c.state == state)
     if conn.dialect.update_returning:
         row = conn.execute(update.returning(*_TABLE.c)).first()
         if row is None:
@@ -276,16 +283,24 @@ def transition(
     return Introspection(**written._asdict())
 
 
-def claim(db: Database, uuid: str, version: int, owner: str, run: str) -> Introspection:
+def claim(
+    db: Database,
+    uuid: str,
+    version: int,
+    owner: str,
+    run: str,
+    state: str | None = None,
+) -> Introspection:
     """Make ``owner`` (this run of it) the owner of the current step.
 
     A fenced write like every other: it bumps the version, so a conductor
-    that owned the step before can no longer write.
+    that owned the step before can no longer write. With ``state``, only a
+    row in that state is claimed (:class:`StaleState` otherwise).
     """
     values: dict[str, object] = {"owner": owner, "owner_run": run, "deadline": None}
     try:
         with db.engine.begin() as conn:
-            written = _cas_returning(conn, uuid, version, values)
+            written = _cas_returning(conn, uuid, version, values, state)
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     return Introspection(**written._asdict())
