@@ -4,10 +4,13 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
+from inspector.db import engine
 from lab.postgres_server import PostgresServer
 
 BIN = pathlib.Path(sys.executable).parent
@@ -65,3 +68,25 @@ def test_wrong_password_and_missing_database(
     assert "unreachable" in said and "Connection refused" in said
     if dbsync:
         assert len(said.strip().splitlines()) == 1, said
+
+
+def test_pooled_connections_outlive_a_restart(postgres: PostgresServer) -> None:
+    """A connection idle in the pool while PostgreSQL restarted is checked
+    and replaced before use: nobody's statement fails on it."""
+    db = engine.Database(postgres.url)
+    try:
+        with db.engine.connect() as first, db.engine.connect() as second:
+            before = {
+                conn.execute(sa.text("SELECT pg_backend_pid()")).scalar()
+                for conn in (first, second)
+            }
+        postgres.pause()
+        postgres.resume()
+        time.sleep(engine.PING_AFTER_IDLE + 0.2)
+        for _ in range(3):
+            with db.engine.connect() as conn:
+                now = conn.execute(sa.text("SELECT pg_backend_pid()")).scalar()
+            assert now not in before
+        db.ping()
+    finally:
+        db.dispose()
