@@ -69,6 +69,12 @@ def seed(url: str, have: int, want: int) -> None:
                     for _ in range(RUNNING)
                 ],
             )
+    if engine.dialect.name == "postgresql":
+        # what autovacuum does within a minute of a bulk load: without
+        # statistics the planner scans the table for the owed writes
+        # (16-21 ms at 200k) instead of using their partial index (0.01 ms)
+        with engine.begin() as conn:
+            conn.execute(sa.text("ANALYZE introspections"))
     engine.dispose()
 
 
