@@ -187,20 +187,6 @@ def enroll(
         return _snapshot(row)
 
 
-def _cas(session: orm.Session, uuid: str, version: int, **values: object) -> None:
-    result = session.execute(
-        sa.update(models.Introspection)
-        .where(models.Introspection.uuid == uuid)
-        .where(models.Introspection.version == version)
-        .values(version=version + 1, **values)
-        # callers refresh the row they hold; evaluating the criteria against
-        # the session's objects was a fifth of a transition's CPU
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise exceptions.StaleState(node=uuid, version=version)
-
-
 def _cas_returning(
     conn: sa.Connection,
     uuid: str,
@@ -277,7 +263,7 @@ def transition(
                 values["error"] = error
             written = _cas_returning(conn, uuid, row.version, values)
             if raw_data is not None:
-                stored_data.put_core(conn, uuid, raw_data, processed=False)
+                stored_data.put(conn, uuid, raw_data, processed=False)
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     return Introspection(**written._asdict())

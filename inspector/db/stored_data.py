@@ -4,7 +4,6 @@ import json
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from inspector import exceptions
 from inspector.db import models
@@ -12,29 +11,10 @@ from inspector.db.engine import Database
 
 
 def put(
-    session: orm.Session, uuid: str, data: dict[str, Any], *, processed: bool
-) -> None:
-    """Keep ``data`` for ``uuid`` within ``session``, replacing older data."""
-    text = json.dumps(data, sort_keys=True)
-    row = session.get(models.IntrospectionData, (uuid, processed))
-    if row is None:
-        session.add(
-            models.IntrospectionData(
-                node_uuid=uuid,
-                processed=processed,
-                data=text,
-                stored_at=models.utcnow(),
-            )
-        )
-    else:
-        row.data = text
-        row.stored_at = models.utcnow()
-
-
-def put_core(
     conn: sa.Connection, uuid: str, data: dict[str, Any], *, processed: bool
 ) -> None:
-    """:func:`put` on a Core connection, within its transaction."""
+    """Keep ``data`` for ``uuid`` within the transaction of ``conn``,
+    replacing older data (an update, then an insert if there was none)."""
     model = models.IntrospectionData
     text = json.dumps(data, sort_keys=True)
     now = models.utcnow()
@@ -54,8 +34,9 @@ def put_core(
 
 def store(db: Database, uuid: str, data: dict[str, Any], *, processed: bool) -> None:
     """Keep ``data`` for ``uuid``, replacing what was stored before."""
-    with db.session() as session:
-        put(session, uuid, data, processed=processed)
+    with db.connect() as conn:
+        put(conn, uuid, data, processed=processed)
+        conn.commit()
 
 
 def get(db: Database, uuid: str, *, processed: bool) -> dict[str, Any]:
