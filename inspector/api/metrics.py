@@ -32,18 +32,15 @@ class SharedStateCollector:
     state index (as long as the work, not the history).
     """
 
-    def __init__(
-        self, rt: Runtime, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, rt: Runtime) -> None:
         self._rt = rt
-        self._clock = clock
         self._final: dict[str, int] = {}
         self._final_at: float | None = None
         self._lock = threading.Lock()
 
     def _final_counts(self) -> dict[str, int]:
         with self._lock:
-            now = self._clock()
+            now = time.monotonic()
             interval = self._rt.conf.metrics.final_states_interval
             if self._final_at is None or now - self._final_at >= interval:
                 self._final = introspections.count_by_state(
