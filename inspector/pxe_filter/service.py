@@ -235,7 +235,6 @@ class PxeFilter:
         since = self._failing.setdefault(source, now)
         if self.closed or now - since < max(self.sync_period, WATCH_INTERVAL * 3):
             return
-        self.closed = True
         LOG.warning(
             "PXE filter: no answer from %s for %.0f s (%s): failing closed, "
             "denying unknown MACs and keeping every deny until it answers",
@@ -256,6 +255,8 @@ class PxeFilter:
         )
         if self.applied is not None:
             self.applied = (self.applied[0], self.applied[1], True)
+        # set last: whoever sees the flag (status, tests) sees the denies written
+        self.closed = True
 
     def _good(self, source: str) -> None:
         self._failing.pop(source, None)
