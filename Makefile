@@ -64,7 +64,7 @@ bench: venv packages
 ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else
-	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --ironic $(BENCH_IRONIC) $(if $(BENCH_UPSTREAM),--with-upstream) --output bench.json
+	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --ironic $(BENCH_IRONIC) $(if $(BENCH_UPSTREAM),--with-upstream) $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output bench.json
 endif
 
 # the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends

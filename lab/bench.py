@@ -17,7 +17,7 @@ import tempfile
 import time
 from typing import Any
 
-from lab import ironic_calls, machines, procstat
+from lab import cpu_profile, ironic_calls, machines, procstat
 from lab.demo import DemoOptions, Running, start_all, start_inspector, states
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_server import IronicServer, default_cache_dir
@@ -47,6 +47,8 @@ class BenchOptions:
     ironic_production: bool = False
     """Run Ironic as production does: API workers, a separate conductor
     over JSON-RPC, PostgreSQL."""
+    profile_dir: pathlib.Path | None = None
+    """Sample every inspector process with py-spy while the machines run."""
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -95,10 +97,14 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
     """etcd lock acquire+release and member listing, as the services do them."""
     from tooz import coordination
 
-    from inspector.coordination.backend import GROUP_ID
+    from inspector.coordination import etcd_session
+    from inspector.coordination.backend import GROUP_ID, direct_access
     from inspector.coordination.members import GroupMembers
 
     coordinator = coordination.get_coordinator(backend_url, b"bench")
+    _, client = direct_access(coordinator)
+    if client is not None:  # as the services do
+        etcd_session.install(client)
     coordinator.start()
     try:
         lock_ms = []
@@ -322,6 +328,12 @@ def run(options: BenchOptions) -> dict[str, Any]:
         cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         host_before = procstat.host_cpu_ticks()
         access = ironic_calls.AccessLog(ironic.log_file)
+        profiler = None
+        if options.profile_dir is not None:
+            profiler = cpu_profile.Profiler(
+                options.profile_dir / shape, running.cpu_pids
+            )
+            profiler.start()
         started = time.monotonic()
         start_all(url, list(uuids.values()), workers=options.machines)
         deadline = started + options.timeout
@@ -334,6 +346,9 @@ def run(options: BenchOptions) -> dict[str, Any]:
             # counted in its cost per machine, so not too often
             time.sleep(0.2)
         elapsed = time.monotonic() - started
+        if profiler is not None:
+            profiler.stop()
+            result["profile"] = profiler.report()
         host_after = procstat.host_cpu_ticks()
         busy = host_after[0] - host_before[0]
         total = max(1, host_after[1] - host_before[1])
@@ -432,4 +447,7 @@ def report(results: list[dict[str, Any]]) -> str:
                 f"{r['shape']}: one cast, as the API waits for it "
                 f"{json.dumps(r['cast_ms'])}"
             )
+        if "profile" in r:
+            lines.append(f"{r['shape']}: where the CPU went (py-spy --gil)")
+            lines.append(r["profile"])
     return "\n".join(lines)

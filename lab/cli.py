@@ -102,6 +102,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip pricing each kind of Ironic call afterwards (about 20 s)",
     )
+    bench.add_argument(
+        "--profile",
+        type=pathlib.Path,
+        help="sample every inspector process with py-spy while the machines "
+        "run, one file per process in this directory, and print where the "
+        "CPU went (py-spy must be on PATH; it slows the run)",
+    )
     pxe = sub.add_parser(
         "bench-pxe",
         help="the PXE filter's write costs and dnsmasq's reload CPU at 1k, "
@@ -149,8 +156,11 @@ def _parser() -> argparse.ArgumentParser:
 def _bench(args: argparse.Namespace) -> int:
     import json
 
-    from lab import bench
+    from lab import bench, cpu_profile
 
+    if args.profile is not None and (why := cpu_profile.Profiler.missing()):
+        print(f"--profile: {why}")
+        return 2
     runs = []
     shapes = args.shapes.split(",") + (["upstream"] if args.with_upstream else [])
     for shape in shapes:
@@ -162,6 +172,7 @@ def _bench(args: argparse.Namespace) -> int:
             "profile_ironic": not args.no_ironic_profile and args.ironic != "standin",
             "standin": args.ironic == "standin",
             "ironic_production": args.ironic == "production",
+            "profile_dir": args.profile,
         }
         if shape == "standalone":
             runs.append(bench.BenchOptions(**common))

@@ -66,6 +66,11 @@ def start_coordinator(conf: cfg.ConfigOpts, member_id: str) -> Any:
     url = conf.coordination.backend_url
     with translated(f"connect to {describe(url)}"):
         coordinator = coordination.get_coordinator(url, member_id.encode())
+        driver, client = direct_access(coordinator)
+        if driver == "etcd3gw" and client is not None:
+            from inspector.coordination import etcd_session
+
+            etcd_session.install(client)
         coordinator.start(start_heart=False)
     LOG.debug("Connected to coordination backend %s as %s", describe(url), member_id)
     return coordinator

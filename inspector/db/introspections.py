@@ -2,9 +2,10 @@
 
 import dataclasses
 import datetime
+import functools
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy import orm
@@ -72,8 +73,51 @@ def _ownership(
     return {"owner": None, "owner_run": None, "deadline": deadline}
 
 
-_TABLE = models.Introspection.__table__
+# The statements of the request path are built once, with bound parameters
+# for every value: SQLAlchemy then computes each one's cache key once, not
+# at every execution (that traversal was most of a write's CPU).
+_TABLE = cast(sa.Table, models.Introspection.__table__)
+_ATTRIBUTES = cast(sa.Table, models.Attribute.__table__)
 _GET_BY_UUID = sa.select(_TABLE).where(_TABLE.c.uuid == sa.bindparam("uuid"))
+_DROP_ATTRIBUTES = sa.delete(_ATTRIBUTES).where(
+    _ATTRIBUTES.c.node_uuid == sa.bindparam("uuid")
+)
+_ADD_ATTRIBUTES = sa.insert(_ATTRIBUTES)
+
+
+def _bound(names: Iterable[str]) -> dict[str, Any]:
+    """``column: :v_column`` for a VALUES or SET clause."""
+    return {
+        name: sa.bindparam(f"v_{name}", type_=_TABLE.c[name].type) for name in names
+    }
+
+
+def _params(values: dict[str, Any]) -> dict[str, Any]:
+    return {f"v_{name}": value for name, value in values.items()}
+
+
+@functools.cache
+def _insert_statement(names: tuple[str, ...], returning: bool) -> sa.Insert:
+    insert = sa.insert(_TABLE).values(_bound(names))
+    return insert.returning(*_TABLE.c) if returning else insert
+
+
+@functools.cache
+def _update_statement(
+    names: tuple[str, ...], in_state: bool, returning: bool
+) -> sa.Update:
+    """The compare-and-swap setting ``names`` (a handful of combinations)."""
+    update = (
+        sa.update(_TABLE)
+        .where(
+            _TABLE.c.uuid == sa.bindparam("w_uuid"),
+            _TABLE.c.version == sa.bindparam("w_version"),
+        )
+        .values(_bound(names))
+    )
+    if in_state:
+        update = update.where(_TABLE.c.state == sa.bindparam("w_state"))
+    return update.returning(*_TABLE.c) if returning else update
 
 
 def get(db: Database, uuid: str) -> Introspection:
@@ -128,17 +172,19 @@ def start(
         with db.engine.begin() as conn:
             row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
             if row is None:
-                insert = sa.insert(models.Introspection).values(
-                    uuid=uuid,
-                    state=states.STARTING,
-                    version=1,
+                fresh = {
+                    "uuid": uuid,
+                    "state": states.STARTING,
+                    "version": 1,
                     **values,
                     **_ownership(states.STARTING, now, claim_within),
-                )
-                if conn.dialect.insert_returning:
-                    started = conn.execute(insert.returning(*_TABLE.c)).one()
+                }
+                returning = conn.dialect.insert_returning
+                insert = _insert_statement(tuple(sorted(fresh)), returning)
+                if returning:
+                    started = conn.execute(insert, _params(fresh)).one()
                 else:
-                    conn.execute(insert)
+                    conn.execute(insert, _params(fresh))
                     started = conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
             else:
                 new_state = states.next_state(row.state, states.START)
@@ -152,11 +198,9 @@ def start(
                         **_ownership(new_state, now, claim_within),
                     },
                 )
-            conn.execute(
-                sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
-            )
+            conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
             if rows:
-                conn.execute(sa.insert(models.Attribute), rows)
+                conn.execute(_ADD_ATTRIBUTES, rows)
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     return Introspection(**started._asdict())
@@ -200,19 +244,20 @@ def _cas_returning(
     SQLite), the update and a read otherwise (MariaDB). With ``state``, the
     row must also be in that state.
     """
-    update = (
-        sa.update(models.Introspection)
-        .where(_TABLE.c.uuid == uuid, _TABLE.c.version == version)
-        .values(version=version + 1, **values)
+    returning = conn.dialect.update_returning
+    update = _update_statement(
+        tuple(sorted({"version", *values})), state is not None, returning
     )
+    params = _params(values)
+    params.update(v_version=version + 1, w_uuid=uuid, w_version=version)
     if state is not None:
-        update = update.where(_TABLE.c.state == state)
-    if conn.dialect.update_returning:
-        row = conn.execute(update.returning(*_TABLE.c)).first()
+        params["w_state"] = state
+    if returning:
+        row = conn.execute(update, params).first()
         if row is None:
             raise exceptions.StaleState(node=uuid, version=version)
         return row
-    if conn.execute(update).rowcount != 1:
+    if conn.execute(update, params).rowcount != 1:
         raise exceptions.StaleState(node=uuid, version=version)
     return conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
 
@@ -254,11 +299,7 @@ def transition(
                 values["finished_at"] = now
                 values["error"] = error if new_state == states.ERROR else None
                 values["owed_writes"], values["owed_reason"] = owed or (None, None)
-                conn.execute(
-                    sa.delete(models.Attribute).where(
-                        models.Attribute.node_uuid == uuid
-                    )
-                )
+                conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
             elif error is not None:
                 values["error"] = error
             written = _cas_returning(conn, uuid, row.version, values)
@@ -414,33 +455,52 @@ def set_attributes(db: Database, uuid: str, attributes: dict[str, list[str]]) ->
         _insert_attributes(session, uuid, attributes)
 
 
+@functools.cache
+def _lookup_statement(names: tuple[str, ...]) -> sa.Select[Any]:
+    """Running introspections with any of ``names`` among the given values."""
+    attribute = _ATTRIBUTES.c
+    return (
+        sa.select(_TABLE)
+        .join(_ATTRIBUTES, attribute.node_uuid == _TABLE.c.uuid)
+        .where(
+            sa.or_(
+                *(
+                    sa.and_(
+                        attribute.name == name,
+                        attribute.value.in_(
+                            sa.bindparam(f"values_{index}", expanding=True)
+                        ),
+                    )
+                    for index, name in enumerate(names)
+                )
+            )
+        )
+        .where(_TABLE.c.state.in_(sorted(states.TRANSIENT)))
+        .distinct()
+    )
+
+
 def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
     """Find the single running introspection matching any of ``attributes``."""
-    clauses = [
-        sa.and_(models.Attribute.name == name, models.Attribute.value.in_(values))
-        for name, values in attributes.items()
-        if values
-    ]
-    if not clauses:
+    wanted = {name: values for name, values in sorted(attributes.items()) if values}
+    if not wanted:
         raise exceptions.LookupFailed(
             "The ramdisk reported no MAC or BMC address to look the node up by"
         )
-    with db.session() as session:
-        rows = session.scalars(
-            sa.select(models.Introspection)
-            .join(models.Attribute)
-            .where(sa.or_(*clauses))
-            .where(models.Introspection.state.in_(states.TRANSIENT))
-            .distinct()
-        ).all()
-        if not rows:
-            raise exceptions.NoMatch(attributes=_describe(attributes))
-        if len(rows) > 1:
-            raise exceptions.LookupFailed(
-                "Multiple nodes under introspection match attributes "
-                f"{_describe(attributes)}: {', '.join(sorted(r.uuid for r in rows))}"
-            )
-        return _snapshot(rows[0])
+    params = {f"values_{i}": list(values) for i, values in enumerate(wanted.values())}
+    try:
+        with db.engine.connect() as conn:
+            rows = conn.execute(_lookup_statement(tuple(wanted)), params).all()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    if not rows:
+        raise exceptions.NoMatch(attributes=_describe(attributes))
+    if len(rows) > 1:
+        raise exceptions.LookupFailed(
+            "Multiple nodes under introspection match attributes "
+            f"{_describe(attributes)}: {', '.join(sorted(r.uuid for r in rows))}"
+        )
+    return Introspection(**rows[0]._asdict())
 
 
 def _describe(attributes: dict[str, list[str]]) -> str:

@@ -100,12 +100,18 @@ def get(db: Database, uuid: str) -> dict[str, Any]:
         return _as_dict(row)
 
 
+_ENABLED = (
+    _query()
+    .where(models.Rule.disabled.is_(False))
+    .order_by(models.Rule.created_at, models.Rule.uuid)
+)
+"""Built once (read at every processing: its cache key is computed once)."""
+
+
 def list_all(db: Database) -> list[dict[str, Any]]:
     """Every enabled rule, oldest first: the order they run in."""
-    query = _query().where(models.Rule.disabled.is_(False))
     with db.session() as session:
-        rows = session.scalars(query.order_by(models.Rule.created_at, models.Rule.uuid))
-        return [_as_dict(row) for row in rows]
+        return [_as_dict(row) for row in session.scalars(_ENABLED)]
 
 
 def delete(db: Database, uuid: str) -> None:

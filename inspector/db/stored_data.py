@@ -1,7 +1,7 @@
 """Raw and processed introspection data kept in the database."""
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -9,26 +9,38 @@ from inspector import exceptions
 from inspector.db import models
 from inspector.db.engine import Database
 
+_TABLE = cast(sa.Table, models.IntrospectionData.__table__)
+_WHICH = sa.and_(
+    _TABLE.c.node_uuid == sa.bindparam("w_uuid"),
+    _TABLE.c.processed == sa.bindparam("w_processed"),
+)
+# built once: a statement rebuilt per call spends more CPU on SQLAlchemy's
+# cache key than on the database
+_REPLACE = (
+    sa.update(_TABLE)
+    .where(_WHICH)
+    .values(data=sa.bindparam("v_data"), stored_at=sa.bindparam("v_stored_at"))
+)
+_ADD = sa.insert(_TABLE)
+_READ = sa.select(_TABLE.c.data).where(_WHICH)
+
 
 def put(
     conn: sa.Connection, uuid: str, data: dict[str, Any], *, processed: bool
 ) -> None:
     """Keep ``data`` for ``uuid`` within the transaction of ``conn``,
     replacing older data (an update, then an insert if there was none)."""
-    model = models.IntrospectionData
     text = json.dumps(data, sort_keys=True)
     now = models.utcnow()
-    update = (
-        sa.update(model)
-        .where(model.node_uuid == uuid, model.processed == processed)
-        .values(data=text, stored_at=now)
+    replaced = conn.execute(
+        _REPLACE,
+        {"w_uuid": uuid, "w_processed": processed, "v_data": text, "v_stored_at": now},
     )
-    if conn.execute(update).rowcount:
+    if replaced.rowcount:
         return
     conn.execute(
-        sa.insert(model).values(
-            node_uuid=uuid, processed=processed, data=text, stored_at=now
-        )
+        _ADD,
+        {"node_uuid": uuid, "processed": processed, "data": text, "stored_at": now},
     )
 
 
@@ -40,15 +52,17 @@ def store(db: Database, uuid: str, data: dict[str, Any], *, processed: bool) -> 
 
 
 def get(db: Database, uuid: str, *, processed: bool) -> dict[str, Any]:
-    with db.session() as session:
-        row = session.get(models.IntrospectionData, (uuid, processed))
-        if row is None:
-            kind = "Processed" if processed else "Unprocessed"
-            raise exceptions.DataNotFound(
-                f"{kind} introspection data for node {uuid} was not found"
-            )
-        result: dict[str, Any] = json.loads(row.data)
-        return result
+    with db.connect() as conn:
+        text = conn.execute(
+            _READ, {"w_uuid": uuid, "w_processed": processed}
+        ).scalar_one_or_none()
+    if text is None:
+        kind = "Processed" if processed else "Unprocessed"
+        raise exceptions.DataNotFound(
+            f"{kind} introspection data for node {uuid} was not found"
+        )
+    result: dict[str, Any] = json.loads(text)
+    return result
 
 
 def delete(db: Database, uuid: str, *, processed: bool | None = None) -> None:

@@ -139,7 +139,7 @@ def test_a_connection_closed_while_idle_is_replaced(ironic: Ironic) -> None:
     url = ironic.url() + "/v1/nodes/u1"
     ironic.handler.script.append((200, NODE, {"drop": "1"}))
     assert transport.request(url, "GET").status_code == 200
-    assert len(transport._idle) == 1
+    assert len(transport._pool._idle) == 1
     time.sleep(0.1)  # the server's close reaches us
     # no retry of the client's: the transport itself opens a new connection
     assert transport.request(url, "GET").status_code == 200
@@ -153,7 +153,7 @@ def test_connection_close_answers_are_not_kept(ironic: Ironic) -> None:
     client.get_node("u1")
     client.get_node("u1")
     assert isinstance(client._conn, direct.DirectTransport)
-    assert client._conn._idle == []
+    assert client._conn._pool._idle == []
     assert len(ironic.handler.peers) == 2
 
 

@@ -1,0 +1,115 @@
+"""etcd3gw's requests over kept-alive ``http.client`` connections.
+
+etcd3gw sends every etcd call (a lock's lease and transaction, its
+release, the membership heartbeat, a key read) as a JSON POST through a
+requests session. Under load that machinery, not etcd, was most of a
+conductor's CPU: a node lock is three requests, taken by the API for a
+start and by the conductor for each step. This object stands in for the
+session where etcd3gw uses it (``post`` and ``get`` with a URL, a body as
+``json`` or ready encoded as ``data``, and a timeout) and sends those requests through
+:class:`inspector.keepalive.Pool`; anything else (a streamed watch) goes
+to the original session. Failures are raised as requests' exceptions, so
+etcd3gw and tooz report them exactly as before.
+"""
+
+import json
+import urllib.parse
+from typing import Any
+
+import requests
+
+from inspector import keepalive, version
+
+HEADERS = {
+    "Accept": "application/json",
+    "User-Agent": f"ironic-inspector/{version.string()}",
+}
+
+
+class Response:
+    """The parts of a requests response etcd3gw reads."""
+
+    def __init__(self, answer: keepalive.Answer) -> None:
+        self.status_code = answer.status_code
+        self.reason = answer.reason
+        self.content = answer.content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class KeptAliveSession:
+    """A requests session's ``post`` and ``get`` for one etcd endpoint."""
+
+    def __init__(self, session: requests.Session, base_url: str, timeout: Any) -> None:
+        self.fallback = session
+        self.verify = session.verify
+        self.cert = session.cert
+        parts = urllib.parse.urlsplit(base_url)
+        self._netloc = parts.netloc
+        tls = None
+        if parts.scheme == "https":
+            tls = keepalive.tls_context(session.verify, session.cert)
+        self._pool = keepalive.Pool(base_url, timeout, tls)
+
+    def post(
+        self, url: str, *, json: Any = None, timeout: Any = None, **kwargs: Any
+    ) -> Any:
+        data = kwargs.pop("data", None)
+        if kwargs or not self._ours(url) or (data is not None and json is not None):
+            if data is not None:
+                kwargs["data"] = data
+            return self.fallback.post(url, json=json, timeout=timeout, **kwargs)
+        body: bytes | None
+        if data is not None:  # etcd3gw sends transactions ready encoded
+            body = data.encode() if isinstance(data, str) else bytes(data)
+        else:
+            body = None if json is None else _dumps(json)
+        return self._send("POST", url, body)
+
+    def get(self, url: str, *, timeout: Any = None, **kwargs: Any) -> Any:
+        if kwargs or not self._ours(url):
+            return self.fallback.get(url, timeout=timeout, **kwargs)
+        return self._send("GET", url, None)
+
+    def close(self) -> None:
+        self._pool.close()
+        self.fallback.close()
+
+    def _ours(self, url: str) -> bool:
+        return urllib.parse.urlsplit(url).netloc == self._netloc
+
+    def _send(self, method: str, url: str, body: bytes | None) -> Response:
+        parts = urllib.parse.urlsplit(url)
+        target = parts.path + ("?" + parts.query if parts.query else "")
+        headers = dict(HEADERS)
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        try:
+            answer = self._pool.exchange(method, target, body, headers)
+        except keepalive.Unreachable as exc:
+            if exc.timed_out:
+                raise requests.exceptions.Timeout(str(exc)) from exc
+            raise requests.exceptions.ConnectionError(str(exc)) from exc
+        return Response(answer)
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def install(client: Any) -> bool:
+    """Give etcd3gw's ``client`` a kept-alive session; False when it keeps
+    its own (a proxy from the environment applies, or it has no session)."""
+    session = getattr(client, "session", None)
+    if not isinstance(session, requests.Session):
+        return False
+    base_url = client.base_url
+    if not keepalive.applies(base_url):
+        return False
+    client.session = KeptAliveSession(session, base_url, client.timeout)
+    return True

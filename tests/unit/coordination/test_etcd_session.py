@@ -1,0 +1,136 @@
+"""etcd3gw's requests over kept-alive connections, against a recording
+HTTP server on loopback standing in for etcd's gateway: bodies as etcd3gw
+sends them, one connection for many requests, and failures raised as
+etcd3gw raised them before."""
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http import server
+from typing import Any
+
+import etcd3gw
+import pytest
+import requests
+from etcd3gw import exceptions as etcd_exceptions
+
+from inspector.coordination import etcd_session
+
+
+class Gateway(server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    seen: list[tuple[str, str, Any]]
+    peers: set[tuple[str, int]]
+    status = 200
+    delay = 0.0
+
+    def log_message(self, *_args: Any) -> None:
+        return
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.seen.append((self.command, self.path, json.loads(body) if body else None))
+        self.peers.add(self.client_address)
+        time.sleep(self.delay)
+        if self.path == "/version":
+            answer: dict[str, Any] = {"etcdserver": "3.4.30", "etcdcluster": "3.4.0"}
+        elif self.path.endswith("/lease/grant"):
+            answer = {"ID": "7", "TTL": "30"}
+        else:
+            answer = {"succeeded": True, "header": {"revision": "5"}}
+        data = json.dumps(answer).encode()
+        self.send_response(self.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = _answer  # noqa: N815
+
+
+@pytest.fixture
+def gateway() -> Iterator[Any]:
+    handler: Any = type("Handler", (Gateway,), {"seen": [], "peers": set()})
+    httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    handler.port = httpd.server_address[1]
+    yield handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def client(port: int, timeout: int = 5) -> Any:
+    made = etcd3gw.client(host="127.0.0.1", port=port, timeout=timeout)
+    assert etcd_session.install(made)
+    assert isinstance(made.session, etcd_session.KeptAliveSession)
+    return made
+
+
+def test_etcd3gw_calls_go_over_one_kept_alive_connection(gateway: Any) -> None:
+    etcd = client(gateway.port)
+    lease = etcd.lease(30)
+    assert lease.id == 7
+    txn = {"compare": [], "success": [{"request_put": {"key": "a2V5"}}]}
+    assert etcd.transaction(txn)["succeeded"] is True  # sent as data=
+    etcd.put("key", "value")  # sent as json=
+    assert [(method, path) for method, path, _ in gateway.seen] == [
+        ("GET", "/version"),
+        ("POST", "/v3/lease/grant"),
+        ("POST", "/v3/kv/txn"),
+        ("POST", "/v3/kv/put"),
+    ]
+    assert gateway.seen[1][2] == {"TTL": 30, "ID": 0}
+    assert gateway.seen[2][2] == txn
+    assert gateway.seen[3][2]["key"] == "a2V5"
+    assert len(gateway.peers) == 1  # not one connection per request
+
+
+def test_errors_are_raised_as_etcd3gw_raised_them(gateway: Any) -> None:
+    etcd = client(gateway.port, timeout=1)
+    etcd.lease(30)
+    gateway.status = 503
+    with pytest.raises(etcd_exceptions.ConnectionFailedError):
+        etcd.lease(30)
+    gateway.status = 500
+    with pytest.raises(etcd_exceptions.InternalServerError):
+        etcd.lease(30)
+    gateway.status = 200
+    gateway.delay = 1.5
+    with pytest.raises(etcd_exceptions.ConnectionTimeoutError):
+        etcd.lease(30)
+
+
+def test_a_server_that_is_gone_is_a_connection_failure() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once closed
+    etcd = client(port)
+    with pytest.raises(etcd_exceptions.ConnectionFailedError):
+        etcd.lease(30)
+
+
+def test_a_streamed_request_goes_to_the_original_session(gateway: Any) -> None:
+    etcd = client(gateway.port)
+    session = etcd.session
+    answer = session.post(
+        f"http://127.0.0.1:{gateway.port}/v3/watch", json={}, stream=True
+    )
+    assert isinstance(answer, requests.Response)
+    assert answer.json()["succeeded"] is True
+
+
+def test_a_proxy_from_the_environment_keeps_requests(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("http_proxy", "http://proxy.test:3128")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    made = etcd3gw.client(host="etcd.test", port=2379)
+    assert not etcd_session.install(made)
+    assert isinstance(made.session, requests.Session)
