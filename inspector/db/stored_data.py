@@ -25,23 +25,54 @@ _ADD = sa.insert(_TABLE)
 _READ = sa.select(_TABLE.c.data).where(_WHICH)
 
 
+def _upsert(dialect: str) -> Any:
+    """One INSERT ... ON CONFLICT DO UPDATE, where the dialect has it."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    elif dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert  # type: ignore[assignment]
+    else:
+        return None
+    statement = insert(_TABLE)
+    return statement.on_conflict_do_update(
+        index_elements=[_TABLE.c.node_uuid, _TABLE.c.processed],
+        set_={
+            "data": statement.excluded.data,
+            "stored_at": statement.excluded.stored_at,
+        },
+    )
+
+
+_UPSERTS = {name: _upsert(name) for name in ("postgresql", "sqlite")}
+
+
 def put(
     conn: sa.Connection, uuid: str, data: dict[str, Any], *, processed: bool
 ) -> None:
     """Keep ``data`` for ``uuid`` within the transaction of ``conn``,
-    replacing older data (an update, then an insert if there was none)."""
-    text = json.dumps(data, sort_keys=True)
-    now = models.utcnow()
+    replacing older data: one upsert on PostgreSQL and SQLite, else an
+    update, then an insert if there was nothing to update."""
+    row = {
+        "node_uuid": uuid,
+        "processed": processed,
+        "data": json.dumps(data, sort_keys=True),
+        "stored_at": models.utcnow(),
+    }
+    upsert = _UPSERTS.get(conn.dialect.name)
+    if upsert is not None:
+        conn.execute(upsert, row)
+        return
     replaced = conn.execute(
         _REPLACE,
-        {"w_uuid": uuid, "w_processed": processed, "v_data": text, "v_stored_at": now},
+        {
+            "w_uuid": uuid,
+            "w_processed": processed,
+            "v_data": row["data"],
+            "v_stored_at": row["stored_at"],
+        },
     )
-    if replaced.rowcount:
-        return
-    conn.execute(
-        _ADD,
-        {"node_uuid": uuid, "processed": processed, "data": text, "stored_at": now},
-    )
+    if not replaced.rowcount:
+        conn.execute(_ADD, row)
 
 
 def store(db: Database, uuid: str, data: dict[str, Any], *, processed: bool) -> None:

@@ -129,6 +129,26 @@ def test_raw_data_stored_with_transition(db: engine.Database) -> None:
     assert stored_data.get(db, UUID, processed=False) == {"b": 2}
 
 
+@pytest.mark.parametrize("upsert", [True, False], ids=["upsert", "update, insert"])
+def test_stored_data_is_replaced_in_one_statement_where_possible(
+    db: engine.Database, upsert: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not upsert:  # a dialect without ON CONFLICT (MariaDB)
+        monkeypatch.setattr(stored_data, "_UPSERTS", {})
+    introspections.start(db, UUID, True)
+    seen = _statements(db)
+    stored_data.store(db, UUID, {"first": 1}, processed=True)
+    stored_data.store(db, UUID, {"second": 2}, processed=True)
+    stored_data.store(db, UUID, {"raw": 3}, processed=False)
+    assert stored_data.get(db, UUID, processed=True) == {"second": 2}
+    assert stored_data.get(db, UUID, processed=False) == {"raw": 3}
+    writes = [s for s in seen if s != "SELECT"]
+    if upsert:
+        assert writes == ["INSERT"] * 3
+    else:
+        assert writes == ["UPDATE", "INSERT", "UPDATE", "UPDATE", "INSERT"]
+
+
 def test_writes_return_what_they_wrote(db: engine.Database) -> None:
     """Each write answers with the row as stored, in as few statements as
     the database allows."""
