@@ -168,12 +168,17 @@ def finish(rt: Runtime, record: Introspection, done: Outcome) -> Introspection:
     return finished
 
 
+def keep_before_failure(rt: Runtime, uuid: str) -> None:
+    """An introspection is about to end in error: its raw data is filed
+    where the store says first, so a client that sees ``error`` can read
+    it at once (as for ``finished``)."""
+    data_store.for_conf(rt.conf, rt.db).keep(uuid, None)
+
+
 def file_failure(rt: Runtime, failed: Introspection) -> None:
-    """An introspection ended in error: its raw data goes where the store
-    says (the database keeps it; elsewhere it moves or is dropped)."""
-    store = data_store.for_conf(rt.conf, rt.db)
-    store.keep(failed.uuid, None)
-    store.settle(failed)
+    """An introspection ended in error: the store settles it (the database
+    keeps its raw data; elsewhere the database's copy is dropped)."""
+    data_store.for_conf(rt.conf, rt.db).settle(failed)
 
 
 def file_settled(rt: Runtime, record: Introspection) -> None:

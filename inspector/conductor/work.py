@@ -34,6 +34,10 @@ def fence(rt: Runtime, record: Introspection) -> None:
 def fail(rt: Runtime, uuid: str, version: int, message: str) -> None:
     """End the introspection in ``error`` with ``message`` (if still current)."""
     try:
+        outcome.keep_before_failure(rt, uuid)
+    except OSError as exc:  # the error is recorded all the same
+        LOG.error("Could not file the data of node %s: %s", uuid, exc)
+    try:
         failed = introspections.transition(
             rt.db, uuid, states.FAIL, expected_version=version, error=message
         )
