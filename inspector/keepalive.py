@@ -11,6 +11,7 @@ and callers keep their library for such a server.
 """
 
 import http.client
+import json
 import os
 import ssl
 import threading
@@ -74,7 +75,7 @@ def tls_context(verify: Any, cert: Any) -> ssl.SSLContext:
 
 
 class Answer:
-    """An answer read whole."""
+    """An answer read whole (with the names requests uses)."""
 
     def __init__(self, status: int, reason: str, content: bytes) -> None:
         self.status_code = status
@@ -84,6 +85,9 @@ class Answer:
     @property
     def text(self) -> str:
         return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
 
 
 class Pool:

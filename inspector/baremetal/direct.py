@@ -19,13 +19,6 @@ from inspector import keepalive, version
 applies = keepalive.applies
 
 
-class Answer(keepalive.Answer):
-    """What the client reads of an answer (the names requests uses)."""
-
-    def json(self) -> Any:
-        return json.loads(self.content)
-
-
 class DirectTransport:
     """An adapter-shaped transport: ``get_endpoint()`` and ``request()``;
     thread-safe."""
@@ -55,7 +48,7 @@ class DirectTransport:
             return {}
         return dict(self._session.get_auth_headers() or {})
 
-    def request(self, url: str, method: str, json: Any = None) -> Answer:
+    def request(self, url: str, method: str, json: Any = None) -> keepalive.Answer:
         """One request; no answer raises :class:`ConnectionError`
         (:class:`keepalive.Unreachable`)."""
         parts = urllib.parse.urlsplit(url)
@@ -75,9 +68,8 @@ class DirectTransport:
 
     def _exchange(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]
-    ) -> Answer:
-        got = self._pool.exchange(method, target, body, headers)
-        return Answer(got.status_code, got.reason, got.content)
+    ) -> keepalive.Answer:
+        return self._pool.exchange(method, target, body, headers)
 
 
 def _dumps(value: Any) -> bytes:

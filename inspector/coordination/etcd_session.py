@@ -26,22 +26,6 @@ HEADERS = {
 }
 
 
-class Response:
-    """The parts of a requests response etcd3gw reads."""
-
-    def __init__(self, answer: keepalive.Answer) -> None:
-        self.status_code = answer.status_code
-        self.reason = answer.reason
-        self.content = answer.content
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", "replace")
-
-    def json(self) -> Any:
-        return json.loads(self.content)
-
-
 class KeptAliveSession:
     """A requests session's ``post`` and ``get`` for one etcd endpoint."""
 
@@ -83,7 +67,7 @@ class KeptAliveSession:
     def _ours(self, url: str) -> bool:
         return urllib.parse.urlsplit(url).netloc == self._netloc
 
-    def _send(self, method: str, url: str, body: bytes | None) -> Response:
+    def _send(self, method: str, url: str, body: bytes | None) -> keepalive.Answer:
         parts = urllib.parse.urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
         headers = dict(HEADERS)
@@ -95,7 +79,7 @@ class KeptAliveSession:
             if exc.timed_out:
                 raise requests.exceptions.Timeout(str(exc)) from exc
             raise requests.exceptions.ConnectionError(str(exc)) from exc
-        return Response(answer)
+        return answer
 
 
 def _dumps(value: Any) -> bytes:
