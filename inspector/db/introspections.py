@@ -79,6 +79,7 @@ def _ownership(
 _TABLE = cast(sa.Table, models.Introspection.__table__)
 _ATTRIBUTES = cast(sa.Table, models.Attribute.__table__)
 _GET_BY_UUID = sa.select(_TABLE).where(_TABLE.c.uuid == sa.bindparam("uuid"))
+_VERSION_OF = sa.select(_TABLE.c.version).where(_TABLE.c.uuid == sa.bindparam("uuid"))
 _DROP_ATTRIBUTES = sa.delete(_ATTRIBUTES).where(
     _ATTRIBUTES.c.node_uuid == sa.bindparam("uuid")
 )
@@ -357,11 +358,13 @@ def check_current(db: Database, uuid: str, version: int) -> None:
     """Fence before a side effect: :class:`StaleState` if ``version`` is no
     longer the row's (another conductor took the work over, or an operator
     acted), so nothing is done to Ironic on stale authority."""
+    # the version alone: a fence runs before every action on Ironic
     try:
-        current = get(db, uuid).version
-    except exceptions.NotFound:
-        raise exceptions.StaleState(node=uuid, version=version) from None
-    if current != version:
+        with db.engine.connect() as conn:
+            current = conn.execute(_VERSION_OF, {"uuid": uuid}).scalar()
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    if current != version:  # None: the introspection is gone
         raise exceptions.StaleState(node=uuid, version=version)
 
 

@@ -1,7 +1,8 @@
 """Introspection rules kept in the database, as validated rule dicts."""
 
+import collections
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -26,23 +27,29 @@ class RuleExists(exceptions.Conflict):
 
 
 def _as_dict(row: models.Rule) -> dict[str, Any]:
-    conditions = [
-        {
-            "op": c.op,
-            "field": c.field,
-            "multiple": c.multiple,
-            "invert": c.invert,
-            **json.loads(c.params),
-        }
-        for c in row.conditions
-    ]
-    actions = [{"action": a.action, **json.loads(a.params)} for a in row.actions]
+    return _rule(row, row.conditions, row.actions)
+
+
+def _rule(
+    rule: Any, conditions: Iterable[Any], actions: Iterable[Any]
+) -> dict[str, Any]:
+    """A rule dict from its row and its conditions' and actions' rows (ORM
+    objects or Core rows: the same attribute names)."""
     return {
-        "uuid": row.uuid,
-        "description": row.description,
-        "scope": row.scope,
-        "conditions": conditions,
-        "actions": actions,
+        "uuid": rule.uuid,
+        "description": rule.description,
+        "scope": rule.scope,
+        "conditions": [
+            {
+                "op": c.op,
+                "field": c.field,
+                "multiple": c.multiple,
+                "invert": c.invert,
+                **json.loads(c.params),
+            }
+            for c in conditions
+        ],
+        "actions": [{"action": a.action, **json.loads(a.params)} for a in actions],
     }
 
 
@@ -100,18 +107,47 @@ def get(db: Database, uuid: str) -> dict[str, Any]:
         return _as_dict(row)
 
 
+_RULES = models.Rule.__table__
+_CONDITIONS = models.RuleCondition.__table__
+_ACTIONS = models.RuleAction.__table__
 _ENABLED = (
-    _query()
-    .where(models.Rule.disabled.is_(False))
-    .order_by(models.Rule.created_at, models.Rule.uuid)
+    sa.select(_RULES)
+    .where(_RULES.c.disabled.is_(False))
+    .order_by(_RULES.c.created_at, _RULES.c.uuid)
 )
-"""Built once (read at every processing: its cache key is computed once)."""
+_CONDITIONS_OF = (
+    sa.select(_CONDITIONS)
+    .where(_CONDITIONS.c.rule_uuid.in_(sa.bindparam("uuids", expanding=True)))
+    .order_by(_CONDITIONS.c.id)
+)
+_ACTIONS_OF = (
+    sa.select(_ACTIONS)
+    .where(_ACTIONS.c.rule_uuid.in_(sa.bindparam("uuids", expanding=True)))
+    .order_by(_ACTIONS.c.id)
+)
+"""Built once: every processing reads the enabled rules."""
 
 
 def list_all(db: Database) -> list[dict[str, Any]]:
-    """Every enabled rule, oldest first: the order they run in."""
-    with db.session() as session:
-        return [_as_dict(row) for row in session.scalars(_ENABLED)]
+    """Every enabled rule, oldest first: the order they run in.
+
+    Core queries on one connection, not an ORM session: this runs at
+    every processing, mostly finding no rule at all (one statement then;
+    three when there are rules), and a session's set-up cost several
+    times the query's.
+    """
+    with db.connect() as conn:
+        rules = conn.execute(_ENABLED).all()
+        if not rules:
+            return []
+        uuids = {"uuids": [r.uuid for r in rules]}
+        conditions: dict[str, list[Any]] = collections.defaultdict(list)
+        for c in conn.execute(_CONDITIONS_OF, uuids):
+            conditions[c.rule_uuid].append(c)
+        actions: dict[str, list[Any]] = collections.defaultdict(list)
+        for a in conn.execute(_ACTIONS_OF, uuids):
+            actions[a.rule_uuid].append(a)
+    return [_rule(r, conditions[r.uuid], actions[r.uuid]) for r in rules]
 
 
 def delete(db: Database, uuid: str) -> None:

@@ -292,3 +292,73 @@ def test_missing_driver_library_is_named(monkeypatch: pytest.MonkeyPatch) -> Non
         "[database]connection postgresql:// needs the Python library psycopg"
         in caught.value.message
     )
+
+
+def test_a_fence_reads_the_version_alone(db: engine.Database) -> None:
+    record = introspections.start(db, UUID, True)
+    seen = _statements(db)
+    introspections.check_current(db, UUID, record.version)
+    assert seen == ["SELECT"]
+    with pytest.raises(exceptions.StaleState):
+        introspections.check_current(db, UUID, record.version - 1)
+    with pytest.raises(exceptions.StaleState):  # no introspection at all
+        introspections.check_current(db, "0" * 8 + UUID[8:], record.version)
+
+
+def _rule(n: int, disabled: bool = False) -> dict[str, Any]:
+    return {
+        "uuid": f"{n:08d}-2222-4333-8444-555555555555",
+        "description": f"rule {n}",
+        "scope": None if n % 2 else "rack-1",
+        "conditions": [
+            {
+                "op": "eq",
+                "field": f"memory_mb{n}",
+                "multiple": "any",
+                "invert": False,
+                "value": n,
+            },
+            {
+                "op": "ge",
+                "field": "cpus",
+                "multiple": "all",
+                "invert": True,
+                "value": 2 * n,
+            },
+        ][: 1 + n % 2],
+        "actions": [
+            {"action": "set-attribute", "path": f"/extra/r{n}", "value": n},
+            {"action": "add-trait", "name": f"CUSTOM_{n}"},
+        ][: 2 - n % 2],
+    }
+
+
+def test_enabled_rules_are_read_with_their_own_conditions_and_actions(
+    db: engine.Database,
+) -> None:
+    from inspector.db import rules as rules_db
+
+    seen = _statements(db)
+    assert rules_db.list_all(db) == []
+    assert seen == ["SELECT"]  # no rule: one statement
+    created = [rules_db.create(db, _rule(n)) for n in (3, 1, 2, 4)]
+    off = rules_db.create(db, _rule(5))
+    with db.engine.begin() as conn:
+        conn.execute(
+            sa.text("UPDATE rules SET disabled = :t WHERE uuid = :u"),
+            {"t": True, "u": off["uuid"]},
+        )
+    seen.clear()
+    listed = rules_db.list_all(db)
+    assert seen == ["SELECT"] * 3
+    # in the order they were created, each as the rules API returns it
+    assert listed == created
+    assert listed == [rules_db.get(db, r["uuid"]) for r in created]
+    assert [len(r["conditions"]) for r in listed] == [2, 2, 1, 1]
+    assert listed[0]["conditions"][1] == {
+        "op": "ge",
+        "field": "cpus",
+        "multiple": "all",
+        "invert": True,
+        "value": 6,
+    }
