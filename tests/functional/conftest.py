@@ -35,12 +35,16 @@ def base_conf() -> cfg.ConfigOpts:
     opts.register_all(conf)
     messaging.set_transport_defaults("ironic_inspector")
     conf([], project="ironic-inspector", default_config_files=[])
-    # a deployment's defaults are ironic-inspector's (keystone, iptables);
-    # the functional tests run without Keystone or a DHCP filter
+    _test_defaults(conf)
+    return conf
+
+
+def _test_defaults(conf: cfg.ConfigOpts) -> None:
+    """A deployment's defaults are ironic-inspector's (keystone, iptables);
+    the functional tests run without Keystone or a DHCP filter."""
     conf.set_default("auth_strategy", "noauth")
     conf.set_default("driver", "noop", group="pxe_filter")
     conf.set_default("enabled", True, group="healthcheck")
-    return conf
 
 
 @pytest.fixture
@@ -55,9 +59,12 @@ def conf(base_conf: cfg.ConfigOpts) -> Iterator[cfg.ConfigOpts]:
     fixture.config(store_data="database", group="processing")
     yield base_conf
     fixture.cleanUp()
-    # cleanUp resets the options and leaves CONF unparsed: parse it again,
-    # as the running service always has it (oslo.policy reads files through it)
+    # cleanUp resets the options (defaults too) and leaves CONF unparsed:
+    # parse it again, as the running service always has it (oslo.policy
+    # reads files through it), with the tests' defaults, which the
+    # session's service (made by whichever test comes first) reads
     base_conf([], project="ironic-inspector", default_config_files=[])
+    _test_defaults(base_conf)
 
 
 class Service:
