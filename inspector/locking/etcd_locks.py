@@ -21,14 +21,18 @@ import time
 import uuid as uuidlib
 from typing import Any
 
+from inspector import exceptions
+from inspector.coordination.backend import translated
 from inspector.locking.base import LockProvider, NodeLock
-from inspector.locking.remote import RemoteLock
 
 LOG = logging.getLogger(__name__)
 
 PREFIX = b"/tooz/locks"
 """tooz's etcd driver keys a lock as this and its name, with no separator
 (``/tooz/locksironic_inspector.<uuid>``); the same keys here."""
+
+POLL_SECONDS = 0.1
+"""How often a waiter tries a held node lock again (lock hand-off latency)."""
 
 RELEASE_RETRY_SECONDS = 5.0
 """Longest pause between tries of a release the backend refused."""
@@ -116,16 +120,29 @@ class _Lease:
             LOG.debug("Revoking lock lease %x failed: %s", lease_id, exc)
 
 
-class EtcdLock(RemoteLock):
+class EtcdLock(NodeLock):
     def __init__(self, provider: "EtcdLockProvider", node_uuid: str) -> None:
         super().__init__(node_uuid)
         self._provider = provider
         self._key = _b64(PREFIX + self.name.encode())
         self._token = ""
-        """This holder's value in the key while the lock is held."""
         self._generation = 0
-        """The lease generation the lock was taken under."""
-        self._unreleased = ""
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take the lock; when ``blocking``, try every POLL_SECONDS until
+        ``timeout`` (forever when None)."""
+        if self._token:
+            return True
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with translated(f"lock node {self.node_uuid}"):
+                if self._try():
+                    return True
+            if not blocking:
+                return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_SECONDS)
 
     def _try(self) -> bool:
         lease = self._provider.lease
@@ -163,16 +180,38 @@ class EtcdLock(RemoteLock):
             return taken
         return False
 
-    def _give_back(self) -> bool:
-        self._unreleased, self._token = self._token, ""
-        return self._provider.delete_if(self._key, self._unreleased)
+    def release(self) -> None:
+        if not self._token:
+            return
+        token, generation = self._token, self._generation
+        self._token = ""
+        try:
+            with translated(f"unlock node {self.node_uuid}"):
+                released = self._provider.delete_if(self._key, token)
+        except exceptions.ServiceUnavailable as exc:
+            LOG.warning(
+                "Could not release lock %s: %s; retrying in the background",
+                self.name,
+                exc,
+            )
+            threading.Thread(
+                target=self._retry_release,
+                args=(token, generation),
+                name=f"release-{self.node_uuid}",
+                daemon=True,
+            ).start()
+            return
+        if not released:
+            LOG.warning(
+                "Lock %s was no longer ours when released (its lease expired)",
+                self.name,
+            )
 
-    def _retry_release(self) -> None:
-        """The lease is refreshed while the process lives, so the lock would
-        stay taken: release it once the backend answers again. If the
-        backend stays away longer than the lease's TTL, the lease (and the
-        lock) run out and there is nothing left to release."""
-        token, generation = self._unreleased, self._generation
+    def _retry_release(self, token: str, generation: int) -> None:
+        """Release once the backend answers again. The lease is refreshed
+        while the process lives, so the lock would otherwise stay taken; if
+        the backend stays away longer than the lease's TTL, the lease (and
+        the lock) expire and there is nothing left to release."""
         delay = 0.5
         while self._provider.lease.generation == generation:
             time.sleep(delay)
