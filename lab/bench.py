@@ -100,19 +100,21 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
     from inspector.coordination import etcd_session
     from inspector.coordination.backend import GROUP_ID, direct_access
     from inspector.coordination.members import GroupMembers
+    from inspector.locking import factory
 
     coordinator = coordination.get_coordinator(backend_url, b"bench")
     _, client = direct_access(coordinator)
     if client is not None:  # as the services do
         etcd_session.install(client)
     coordinator.start()
+    locks = factory.for_coordinator(coordinator)  # the services' own locks
     try:
         lock_ms = []
         for index in range(rounds):
-            lock = coordinator.get_lock(f"ironic_inspector.bench-{index}".encode())
+            node_lock = locks.get_lock(f"bench-{index}")
             started = time.perf_counter()
-            lock.acquire(blocking=False)
-            lock.release()
+            node_lock.acquire(blocking=False)
+            node_lock.release()
             lock_ms.append((time.perf_counter() - started) * 1000)
         members = GroupMembers(coordinator, ttl=2.0)
         uncached, cached = [], []
@@ -127,6 +129,7 @@ def coordination_costs(backend_url: str, rounds: int = 200) -> dict[str, Any]:
             cached.append((time.perf_counter() - started) * 1000)
         handoff = lock_handoff_ms(backend_url)
     finally:
+        locks.stop()
         coordinator.stop()
     return {
         "lock_handoff_ms": {
@@ -224,17 +227,18 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
 
     from tooz import coordination
 
-    from inspector.locking.tooz_locks import ToozLockProvider
+    from inspector.locking.factory import for_coordinator
 
     holder = coordination.get_coordinator(backend_url, b"bench-holder")
     waiter = coordination.get_coordinator(backend_url, b"bench-waiter")
     holder.start()
     waiter.start()
+    holder_locks, waiter_locks = for_coordinator(holder), for_coordinator(waiter)
     results = []
     try:
         for index in range(rounds):
             name = f"handoff-{index}"
-            held = ToozLockProvider(holder).get_lock(name)
+            held = holder_locks.get_lock(name)
             held.acquire()
             got = threading.Event()
             acquired_at = [0.0]
@@ -242,7 +246,7 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
             def wait_for_it(
                 lock_name: str, stamp: list[float], done: threading.Event
             ) -> None:
-                lock = ToozLockProvider(waiter).get_lock(lock_name)
+                lock = waiter_locks.get_lock(lock_name)
                 lock.acquire(blocking=True)
                 stamp[0] = time.perf_counter()
                 done.set()
@@ -257,6 +261,8 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
             thread.join(30)
             results.append((acquired_at[0] - released_at) * 1000)
     finally:
+        holder_locks.stop()
+        waiter_locks.stop()
         holder.stop()
         waiter.stop()
     return results

@@ -10,7 +10,8 @@ from inspector.locking.semaphore import SemaphoreLockProvider
 
 
 def from_conf(conf: cfg.ConfigOpts, coordinator: Any = None) -> LockProvider:
-    """In-process locks when standalone, else tooz locks on ``coordinator``."""
+    """In-process locks when standalone; in split mode, etcd locks on one
+    lease per process with etcd, else tooz locks on ``coordinator``."""
     if conf.standalone:
         return SemaphoreLockProvider()
     if coordinator is None:
@@ -18,6 +19,20 @@ def from_conf(conf: cfg.ConfigOpts, coordinator: Any = None) -> LockProvider:
             "Invalid configuration: split mode (standalone = False) needs a "
             "coordination backend for node locks"
         )
+    return for_coordinator(coordinator)
+
+
+def for_coordinator(coordinator: Any) -> LockProvider:
+    """Split mode's locks: on etcd, ours on one lease per process; on the
+    other tooz backends, tooz's."""
+    from inspector.coordination.backend import direct_access
+
+    driver, client = direct_access(coordinator)
+    if driver == "etcd3gw" and client is not None:
+        from inspector.locking.etcd_locks import EtcdLockProvider
+
+        # tooz's lock_timeout (backend_url's ?timeout=, 30 s by default)
+        return EtcdLockProvider(client, getattr(coordinator, "lock_timeout", 30))
     from inspector.locking.tooz_locks import ToozLockProvider
 
     return ToozLockProvider(coordinator)

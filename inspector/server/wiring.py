@@ -175,6 +175,7 @@ class Conductor:
         # leave first so the API stops routing here, then finish work in progress
         self.membership.stop()
         self.service.stop()
+        self.rt.locks.stop()
         self.coordinator.stop()
         if self.transport is not None:
             self.transport.cleanup()
@@ -293,6 +294,7 @@ class Api:
         self.app: flask.Flask = _create_app(rt)
 
     def stop(self) -> None:
+        self.runtime.locks.stop()
         try:
             self.coordinator.stop()
         except Exception as exc:  # stopping must go on whatever the backend says

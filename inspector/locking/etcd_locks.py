@@ -1,0 +1,230 @@
+"""Node locks in etcd on one lease per process.
+
+tooz's etcd driver grants a lease for every lock it takes (and for every
+try at a held one), so a lock cost three requests: the grant, the
+transaction and the release's transaction; and each try at a held lock
+left one more lease in etcd for its TTL. Here every lock of a process
+hangs on the same lease, kept alive by one thread: a lock is one
+transaction to take and one to give back. When the process dies, its
+lease runs out after the TTL and its locks go with it, as with tooz.
+
+The keys and the rule for taking them are tooz's (see :data:`PREFIX`;
+created only when absent), so a process on the tooz
+lock and one on this exclude each other during a rolling upgrade.
+"""
+
+import base64
+import json
+import logging
+import threading
+import time
+import uuid as uuidlib
+from typing import Any
+
+from inspector.locking.base import LockProvider, NodeLock
+from inspector.locking.remote import RemoteLock
+
+LOG = logging.getLogger(__name__)
+
+PREFIX = b"/tooz/locks"
+"""tooz's etcd driver keys a lock as this and its name, with no separator
+(``/tooz/locksironic_inspector.<uuid>``); the same keys here."""
+
+RELEASE_RETRY_SECONDS = 5.0
+"""Longest pause between tries of a release the backend refused."""
+
+
+def _b64(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+def _lease_gone(exc: Exception) -> bool:
+    """Whether etcd refused a write because its lease no longer exists
+    (etcd3gw keeps etcd's answer, "requested lease not found", apart)."""
+    return "lease not found" in f"{getattr(exc, 'detail_text', '')} {exc}"
+
+
+class _Lease:
+    """The process's lease: granted on first use, refreshed every third of
+    its TTL by a thread; a new one is granted when etcd says it expired
+    (the process was cut off longer than the TTL)."""
+
+    def __init__(self, client: Any, ttl: int) -> None:
+        self._client = client
+        self.ttl = max(2, int(ttl))
+        self._id: int | None = None
+        self.generation = 0
+        """Bumped each time the lease is replaced: locks taken under an
+        earlier one went with it."""
+        self._guard = threading.Lock()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def current(self) -> tuple[int, int]:
+        """(lease ID, generation), granting a lease when there is none."""
+        with self._guard:
+            if self._id is None:
+                self._id = int(self._client.lease(self.ttl).id)
+                self.generation += 1
+                LOG.debug("Node locks hang on etcd lease %x now", self._id)
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._keep_alive, name="lock-lease", daemon=True
+                    )
+                    self._thread.start()
+            return self._id, self.generation
+
+    def lost(self, lease_id: int) -> None:
+        """etcd no longer knows ``lease_id``: the next lock gets a new lease."""
+        with self._guard:
+            if self._id == lease_id:
+                self._id = None
+                LOG.warning(
+                    "The etcd lease of this process's node locks (%x) expired; "
+                    "locks held under it are no longer held",
+                    lease_id,
+                )
+
+    def _keep_alive(self) -> None:
+        while not self._stopped.wait(self.ttl / 3):
+            with self._guard:
+                lease_id = self._id
+            if lease_id is None:
+                continue
+            try:
+                result = self._client.post(
+                    self._client.get_url("/lease/keepalive"), json={"ID": lease_id}
+                )
+            except Exception as exc:  # the backend is away: try again later
+                LOG.debug("Refreshing lock lease %x failed: %s", lease_id, exc)
+                continue
+            if int(result.get("result", {}).get("TTL", -1)) <= 0:
+                self.lost(lease_id)
+
+    def stop(self) -> None:
+        """Stop refreshing and give the lease back (its locks with it)."""
+        self._stopped.set()
+        with self._guard:
+            lease_id, self._id = self._id, None
+        if lease_id is None:
+            return
+        try:
+            self._client.post(
+                self._client.get_url("/kv/lease/revoke"), json={"ID": lease_id}
+            )
+        except Exception as exc:  # it runs out by itself within the TTL
+            LOG.debug("Revoking lock lease %x failed: %s", lease_id, exc)
+
+
+class EtcdLock(RemoteLock):
+    def __init__(self, provider: "EtcdLockProvider", node_uuid: str) -> None:
+        super().__init__(node_uuid)
+        self._provider = provider
+        self._key = _b64(PREFIX + self.name.encode())
+        self._token = ""
+        """This holder's value in the key while the lock is held."""
+        self._generation = 0
+        """The lease generation the lock was taken under."""
+        self._unreleased = ""
+
+    def _try(self) -> bool:
+        lease = self._provider.lease
+        token = uuidlib.uuid4().hex
+        for _ in range(2):  # once more with a new lease if it had expired
+            lease_id, generation = lease.current()
+            txn = {
+                "compare": [
+                    {
+                        "key": self._key,
+                        "result": "EQUAL",
+                        "target": "CREATE",
+                        "create_revision": 0,
+                    }
+                ],
+                "success": [
+                    {
+                        "request_put": {
+                            "key": self._key,
+                            "value": _b64(token.encode()),
+                            "lease": lease_id,
+                        }
+                    }
+                ],
+            }
+            try:
+                taken = self._provider.transaction(txn)
+            except Exception as exc:
+                if not _lease_gone(exc):
+                    raise
+                lease.lost(lease_id)
+                continue
+            if taken:
+                self._token, self._generation = token, generation
+            return taken
+        return False
+
+    def _give_back(self) -> bool:
+        self._unreleased, self._token = self._token, ""
+        return self._provider.delete_if(self._key, self._unreleased)
+
+    def _retry_release(self) -> None:
+        """The lease is refreshed while the process lives, so the lock would
+        stay taken: release it once the backend answers again. If the
+        backend stays away longer than the lease's TTL, the lease (and the
+        lock) run out and there is nothing left to release."""
+        token, generation = self._unreleased, self._generation
+        delay = 0.5
+        while self._provider.lease.generation == generation:
+            time.sleep(delay)
+            delay = min(delay * 2, RELEASE_RETRY_SECONDS)
+            try:
+                self._provider.delete_if(self._key, token)
+            except Exception as exc:  # the backend is still away
+                LOG.debug("Releasing lock %s failed again: %s", self.name, exc)
+                continue
+            LOG.info(
+                "Lock %s released after the coordination backend came back",
+                self.name,
+            )
+            return
+
+    def is_locked(self) -> bool:
+        return bool(self._token)
+
+
+class EtcdLockProvider(LockProvider):
+    """Locks named ``ironic_inspector.<node uuid>`` in etcd, on one lease
+    of ``ttl`` seconds (tooz's ``lock_timeout``) for the whole process."""
+
+    def __init__(self, client: Any, ttl: int) -> None:
+        self._client = client
+        self.lease = _Lease(client, ttl)
+
+    def get_lock(self, node_uuid: str) -> NodeLock:
+        return EtcdLock(self, node_uuid)
+
+    def transaction(self, txn: dict[str, Any]) -> bool:
+        """Whether etcd ran the transaction's success branch."""
+        result = self._client.post(
+            self._client.get_url("/kv/txn"), data=json.dumps(txn)
+        )
+        return bool(result.get("succeeded", False))
+
+    def delete_if(self, key: str, token: str) -> bool:
+        """Delete ``key`` if it still holds ``token``; whether it did."""
+        return self.transaction(
+            {
+                "compare": [
+                    {
+                        "key": key,
+                        "result": "EQUAL",
+                        "target": "VALUE",
+                        "value": _b64(token.encode()),
+                    }
+                ],
+                "success": [{"request_delete_range": {"key": key}}],
+            }
+        )
+
+    def stop(self) -> None:
+        self.lease.stop()
