@@ -17,7 +17,6 @@ import base64
 import json
 import logging
 import threading
-import time
 import uuid as uuidlib
 from typing import Any
 
@@ -30,8 +29,13 @@ PREFIX = b"/tooz/locks"
 """tooz's etcd driver keys a lock as this and its name, with no separator
 (``/tooz/locksironic_inspector.<uuid>``); the same keys here."""
 
+RETRY_FIRST_SECONDS = 0.5
+"""Pause before the first retry of a lock key's deletion etcd did not
+answer (a release, or a take whose answer never came); doubled after each
+failed round."""
+
 RELEASE_RETRY_SECONDS = 5.0
-"""Longest pause between tries of a release the backend refused."""
+"""Longest pause between those retries."""
 
 
 def _b64(value: bytes) -> str:
@@ -154,10 +158,15 @@ class EtcdLock(RemoteLock):
             try:
                 taken = self._provider.transaction(txn)
             except Exception as exc:
-                if not _lease_gone(exc):
-                    raise
-                lease.lost(lease_id)
-                continue
+                if _lease_gone(exc):
+                    lease.lost(lease_id)
+                    continue
+                # No answer: etcd may have written the key all the same (it
+                # stopped between writing and answering). Under this
+                # process's lease such a key would hold the node for as long
+                # as the process lives, so it is deleted once etcd answers.
+                self._provider.delete_later(self._key, token, generation, "")
+                raise
             if taken:
                 self._token, self._generation = token, generation
             return taken
@@ -169,24 +178,15 @@ class EtcdLock(RemoteLock):
 
     def _retry_release(self) -> None:
         """The lease is refreshed while the process lives, so the lock would
-        stay taken: release it once the backend answers again. If the
+        stay taken: it is released once the backend answers again. If the
         backend stays away longer than the lease's TTL, the lease (and the
         lock) run out and there is nothing left to release."""
-        token, generation = self._unreleased, self._generation
-        delay = 0.5
-        while self._provider.lease.generation == generation:
-            time.sleep(delay)
-            delay = min(delay * 2, RELEASE_RETRY_SECONDS)
-            try:
-                self._provider.delete_if(self._key, token)
-            except Exception as exc:  # the backend is still away
-                LOG.debug("Releasing lock %s failed again: %s", self.name, exc)
-                continue
-            LOG.info(
-                "Lock %s released after the coordination backend came back",
-                self.name,
-            )
-            return
+        self._provider.delete_later(
+            self._key,
+            self._unreleased,
+            self._generation,
+            f"Lock {self.name} released after the coordination backend came back",
+        )
 
     def is_locked(self) -> bool:
         return bool(self._token)
@@ -199,6 +199,12 @@ class EtcdLockProvider(LockProvider):
     def __init__(self, client: Any, ttl: int) -> None:
         self._client = client
         self.lease = _Lease(client, ttl)
+        self._pending: dict[tuple[str, str], tuple[int, str]] = {}
+        """Keys to delete once etcd answers: (key, token) -> (lease
+        generation, what to log when done)."""
+        self._pending_guard = threading.Lock()
+        self._deleter: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     def get_lock(self, node_uuid: str) -> NodeLock:
         return EtcdLock(self, node_uuid)
@@ -226,5 +232,41 @@ class EtcdLockProvider(LockProvider):
             }
         )
 
+    def delete_later(self, key: str, token: str, generation: int, done: str) -> None:
+        """Delete ``key`` if it holds ``token``, once etcd answers again (one
+        thread tries every pending key, waiting longer after each failed
+        round); dropped when the lease of ``generation`` is gone, since
+        the key went with it. ``done`` is logged once deleted."""
+        with self._pending_guard:
+            self._pending[(key, token)] = (generation, done)
+            if self._deleter is None:
+                self._deleter = threading.Thread(
+                    target=self._delete_pending, name="lock-cleanup", daemon=True
+                )
+                self._deleter.start()
+
+    def _delete_pending(self) -> None:
+        delay = RETRY_FIRST_SECONDS
+        while not self._stopped.wait(delay):
+            delay = min(delay * 2, RELEASE_RETRY_SECONDS)
+            with self._pending_guard:
+                pending = dict(self._pending)
+            for (key, token), (generation, done) in pending.items():
+                if self.lease.generation == generation:
+                    try:
+                        self.delete_if(key, token)
+                    except Exception as exc:  # the backend is still away
+                        LOG.debug("Deleting lock key failed again: %s", exc)
+                        break
+                    if done:
+                        LOG.info("%s", done)
+                with self._pending_guard:
+                    self._pending.pop((key, token), None)
+            with self._pending_guard:
+                if not self._pending:
+                    self._deleter = None
+                    return
+
     def stop(self) -> None:
+        self._stopped.set()
         self.lease.stop()

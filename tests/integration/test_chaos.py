@@ -13,6 +13,7 @@ import concurrent.futures
 import itertools
 import random
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -83,6 +84,7 @@ class Chaos:
         self.done: set[str] = set()
         self.log: list[str] = []
         self.frozen: ConductorServer | None = None
+        self.stopping = threading.Event()
 
     def _busiest(self) -> ConductorServer:
         alive = [c for c in self.cluster.conductors if c.pid is not None]
@@ -127,6 +129,13 @@ class Chaos:
         assert self.frozen is not None
         self.frozen.signal(signal.SIGCONT)
         self.log.append(f"thawed {self.frozen.host}")
+
+    def run(self, events: list[tuple[float, Any]], started: float) -> None:
+        """Each event at its time after ``started``, in order."""
+        for at, event in events:
+            if self.stopping.wait(max(0.0, started + at - time.monotonic())):
+                return
+            event()
 
     def schedule(self) -> list[tuple[float, Any]]:
         events: list[tuple[float, Any]] = [
@@ -173,13 +182,17 @@ def test_chaos(
     starter = concurrent.futures.ThreadPoolExecutor(1).submit(
         _start_all, client, list(by_uuid)
     )
+    # the disruptions run on a thread of their own: some block for seconds
+    # (a conductor draining before its restart, a broker restart), and the
+    # takeovers are watched meanwhile, not after them
+    disruptor = concurrent.futures.ThreadPoolExecutor(1).submit(
+        chaos.run, events, started
+    )
     worst = 0.0
     per_kill: dict[str, float] = {}
     try:
         while time.monotonic() - started < DEADLINE:
             now = time.monotonic()
-            while events and now - started >= events[0][0]:
-                events.pop(0)[1]()
             states = _states(db)
             # the ramdisks: a booted machine calls back, and again if its
             # introspection still waits a while later (as IPA retries)
@@ -195,7 +208,7 @@ def test_chaos(
                 ):
                     posted[uuid] = now
                     ramdisks.submit(post_continue, cluster.url, by_uuid[uuid].payload())
-            for host, killed_at, owned in chaos.orphans:
+            for host, killed_at, owned in list(chaos.orphans):
                 for uuid in owned - chaos.done:
                     state, owner, _ = states[uuid]
                     if owner not in (host,) or state not in (
@@ -207,11 +220,13 @@ def test_chaos(
                         worst = max(worst, took)
                         per_kill[host] = max(per_kill.get(host, 0.0), took)
             final = [s for s, _o, _e in states.values() if s in ("finished", "error")]
-            if starter.done() and len(final) == COUNT and not events:
+            if starter.done() and len(final) == COUNT and disruptor.done():
                 break
             time.sleep(0.5)
         starter.result()
+        disruptor.result()
     finally:
+        chaos.stopping.set()
         ramdisks.shutdown(wait=True)
     elapsed = time.monotonic() - started
     states = _states(db)

@@ -17,6 +17,8 @@ class FakeEtcd:
 
     def __init__(self) -> None:
         self.down = False
+        self.answer_lost = False
+        """Write, then fail as if etcd stopped before answering."""
         self.keys: dict[str, str] = {}
         self.released = threading.Event()
 
@@ -39,6 +41,8 @@ class FakeEtcd:
             if key in self.keys:
                 return {"succeeded": False}
             self.keys[key] = txn["success"][0]["request_put"]["value"]
+            if self.answer_lost:
+                raise requests.ConnectionError("etcd stopped before answering")
             return {"succeeded": True}
         if self.keys.get(key) != txn["compare"][0]["value"]:
             return {"succeeded": False}
@@ -49,8 +53,14 @@ class FakeEtcd:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_sleep = time.sleep
-    monkeypatch.setattr(etcd_locks.time, "sleep", lambda _s: real_sleep(0.01))
+    monkeypatch.setattr(etcd_locks, "RETRY_FIRST_SECONDS", 0.01)
+    monkeypatch.setattr(etcd_locks, "RELEASE_RETRY_SECONDS", 0.02)
+
+
+def _cleanup_threads() -> list[threading.Thread]:
+    return [
+        t for t in threading.enumerate() if t.name == "lock-cleanup" and t.is_alive()
+    ]
 
 
 def test_a_refused_release_is_retried_until_etcd_answers(fast: None) -> None:
@@ -80,10 +90,49 @@ def test_the_retry_ends_when_the_lease_is_gone(fast: None) -> None:
     assert lock.acquire(blocking=False)
     etcd.down = True
     lock.release()
-    retrying = [t for t in threading.enumerate() if t.name == "release-u1"]
+    deadline = time.monotonic() + 5
+    while not _cleanup_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    retrying = _cleanup_threads()
     assert retrying
     provider.lease.lost(7)
     assert provider.lease.current()[1] == 2  # a new lease, etcd still away
     retrying[0].join(5)
     assert not retrying[0].is_alive()
     assert etcd.keys  # never released: it went with the old lease
+
+
+def test_a_take_whose_answer_was_lost_is_undone(fast: None) -> None:
+    """etcd wrote the key but stopped before answering: the try failed for
+    the caller, and the key (alive under the process's lease) is deleted
+    once etcd answers, so the node is not held for the process's life."""
+    etcd = FakeEtcd()
+    provider = etcd_locks.EtcdLockProvider(etcd, 30)
+    etcd.answer_lost = True
+    lock = provider.get_lock("u1")
+    with pytest.raises(exceptions.ServiceUnavailable):
+        lock.acquire(blocking=False)
+    assert not lock.is_locked() and etcd.keys  # written, not known to be ours
+    etcd.answer_lost = False
+    assert etcd.released.wait(5)
+    assert not etcd.keys
+    assert lock.acquire(blocking=False)
+    assert lock.is_locked()
+
+
+def test_an_undone_take_never_deletes_a_later_hold(fast: None) -> None:
+    """The deletion compares the lost try's own value: the same lock taken
+    again meanwhile (a new value) stays taken."""
+    etcd = FakeEtcd()
+    provider = etcd_locks.EtcdLockProvider(etcd, 30)
+    etcd.answer_lost = True
+    lock = provider.get_lock("u1")
+    with pytest.raises(exceptions.ServiceUnavailable):
+        lock.acquire(blocking=False)
+    etcd.answer_lost = False
+    etcd.keys.clear()  # as if the lost write had run out meanwhile
+    assert lock.acquire(blocking=False)
+    held = dict(etcd.keys)
+    for thread in _cleanup_threads():
+        thread.join(5)
+    assert etcd.keys == held and lock.is_locked()
