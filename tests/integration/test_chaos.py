@@ -210,6 +210,8 @@ def test_chaos(
                     ramdisks.submit(post_continue, cluster.url, by_uuid[uuid].payload())
             for host, killed_at, owned in list(chaos.orphans):
                 for uuid in owned - chaos.done:
+                    if uuid not in states:  # started after this look
+                        continue
                     state, owner, _ = states[uuid]
                     if owner not in (host,) or state not in (
                         "starting",
