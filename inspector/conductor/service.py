@@ -37,6 +37,13 @@ class RpcServer(Protocol):
 
 ServerFactory = Callable[[ConductorManager], RpcServer]
 
+CAST_THREADS = 8
+"""Threads taking casts off the message broker. A cast is only claimed and
+queued here (one database write); its work runs in the work queue's
+threads, up to max_concurrency. oslo.messaging's pool starts a thread for
+every cast until it is full: sized max_concurrency, a burst of casts left
+hundreds of threads behind, each waking every second."""
+
 
 def oslo_server(transport: messaging.Transport) -> ServerFactory:
     """Casts from the message broker, on ``Target(topic, server=host)``."""
@@ -52,9 +59,10 @@ def oslo_server(transport: messaging.Transport) -> ServerFactory:
             access_policy=messaging.ExplicitRPCAccessPolicy,
         )
         # oslo.messaging registers its pool option when the server is built;
-        # max_concurrency decides how many casts run at once unless a file
-        # sets oslo.messaging's own option, which then wins
-        conf.set_default("executor_thread_pool_size", conf.max_concurrency)
+        # a file that sets it wins over this default
+        conf.set_default(
+            "executor_thread_pool_size", min(conf.max_concurrency, CAST_THREADS)
+        )
         return server
 
     return build

@@ -214,9 +214,10 @@ OPTS = [
         default=1000,
         min=1,
         max=1000,
-        help="Most introspection steps (power-on, processing) and RPC casts "
-        "a conductor runs at once, as in ironic-inspector. Threads start "
-        "only when work is waiting, so an idle conductor holds few.",
+        help="Most introspection steps (power-on, processing) a conductor "
+        "runs at once, as in ironic-inspector. Threads start only when work "
+        "is waiting, so an idle conductor holds few. Casts are taken off the "
+        "message broker by at most 8 more (executor_thread_pool_size).",
     ),
 ]
 
