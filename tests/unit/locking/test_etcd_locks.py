@@ -102,16 +102,22 @@ def test_the_retry_ends_when_the_lease_is_gone(fast: None) -> None:
     assert etcd.keys  # never released: it went with the old lease
 
 
-def test_a_take_whose_answer_was_lost_is_undone(fast: None) -> None:
-    """etcd wrote the key but stopped before answering: the try failed for
-    the caller, and the key (alive under the process's lease) is deleted
-    once etcd answers, so the node is not held for the process's life."""
+def _lost_take() -> tuple[FakeEtcd, Any]:
+    """A lock whose try etcd wrote but never answered."""
     etcd = FakeEtcd()
     provider = etcd_locks.EtcdLockProvider(etcd, 30)
     etcd.answer_lost = True
     lock = provider.get_lock("u1")
     with pytest.raises(exceptions.ServiceUnavailable):
         lock.acquire(blocking=False)
+    return etcd, lock
+
+
+def test_a_take_whose_answer_was_lost_is_undone(fast: None) -> None:
+    """etcd wrote the key but stopped before answering: the try failed for
+    the caller, and the key (alive under the process's lease) is deleted
+    once etcd answers, so the node is not held for the process's life."""
+    etcd, lock = _lost_take()
     assert not lock.is_locked() and etcd.keys  # written, not known to be ours
     etcd.answer_lost = False
     assert etcd.released.wait(5)
@@ -123,12 +129,7 @@ def test_a_take_whose_answer_was_lost_is_undone(fast: None) -> None:
 def test_an_undone_take_never_deletes_a_later_hold(fast: None) -> None:
     """The deletion compares the lost try's own value: the same lock taken
     again meanwhile (a new value) stays taken."""
-    etcd = FakeEtcd()
-    provider = etcd_locks.EtcdLockProvider(etcd, 30)
-    etcd.answer_lost = True
-    lock = provider.get_lock("u1")
-    with pytest.raises(exceptions.ServiceUnavailable):
-        lock.acquire(blocking=False)
+    etcd, lock = _lost_take()
     etcd.answer_lost = False
     etcd.keys.clear()  # as if the lost write had run out meanwhile
     assert lock.acquire(blocking=False)
