@@ -176,9 +176,10 @@ class EtcdLock(RemoteLock):
         self._unreleased, self._token = self._token, ""
         return self._provider.delete_if(self._key, self._unreleased)
 
-    def _retry_release(self) -> None:
+    def _release_later(self) -> None:
         """The lease is refreshed while the process lives, so the lock would
-        stay taken: it is released once the backend answers again. If the
+        stay taken: the provider's cleanup thread releases it once the
+        backend answers again. If the
         backend stays away longer than the lease's TTL, the lease (and the
         lock) run out and there is nothing left to release."""
         self._provider.delete_later(

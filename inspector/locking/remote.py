@@ -4,7 +4,6 @@ backend refused retried in the background."""
 
 import abc
 import logging
-import threading
 import time
 
 from inspector import exceptions
@@ -33,9 +32,10 @@ class RemoteLock(NodeLock):
         """Release the lock held; False when it was no longer ours."""
 
     @abc.abstractmethod
-    def _retry_release(self) -> None:
-        """Runs in a thread after the backend refused :meth:`_give_back`:
-        release once it answers again, or let the lock run out."""
+    def _release_later(self) -> None:
+        """The backend refused :meth:`_give_back`: arrange, without
+        blocking, for the lock to be released once it answers again, or
+        to run out."""
 
     def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
         """Take the lock; when ``blocking``, try every POLL_SECONDS until
@@ -65,11 +65,7 @@ class RemoteLock(NodeLock):
                 self.name,
                 exc,
             )
-            threading.Thread(
-                target=self._retry_release,
-                name=f"release-{self.node_uuid}",
-                daemon=True,
-            ).start()
+            self._release_later()
             return
         if not released:
             LOG.warning(

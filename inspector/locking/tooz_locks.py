@@ -1,6 +1,7 @@
 """Node locks in the coordination backend, shared by every process (split mode)."""
 
 import logging
+import threading
 import time
 from typing import Any
 
@@ -57,8 +58,13 @@ class ToozLock(RemoteLock):
         self._held = False
         return self._lock.release() is not False
 
-    def _retry_release(self) -> None:
-        _retry_release(self._coordinator, self._lock, self.name)
+    def _release_later(self) -> None:
+        threading.Thread(
+            target=_retry_release,
+            args=(self._coordinator, self._lock, self.name),
+            name=f"release-{self.node_uuid}",
+            daemon=True,
+        ).start()
 
     def is_locked(self) -> bool:
         return self._held
