@@ -12,6 +12,7 @@ from inspector.conductor.leadership import Leadership
 from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
+from inspector.conf import default
 from inspector.outages import OutageLog
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
@@ -37,13 +38,6 @@ class RpcServer(Protocol):
 
 ServerFactory = Callable[[ConductorManager], RpcServer]
 
-CAST_THREADS = 8
-"""Threads taking casts off the message broker. A cast is only claimed and
-queued here (one database write); its work runs in the work queue's
-threads, up to max_concurrency. oslo.messaging's pool starts a thread for
-every cast until it is full: sized max_concurrency, a burst of casts left
-hundreds of threads behind, each waking every second."""
-
 
 def oslo_server(transport: messaging.Transport) -> ServerFactory:
     """Casts from the message broker, on ``Target(topic, server=host)``."""
@@ -61,7 +55,8 @@ def oslo_server(transport: messaging.Transport) -> ServerFactory:
         # oslo.messaging registers its pool option when the server is built;
         # a file that sets it wins over this default
         conf.set_default(
-            "executor_thread_pool_size", min(conf.max_concurrency, CAST_THREADS)
+            "executor_thread_pool_size",
+            min(conf.max_concurrency, default.CAST_THREADS),
         )
         return server
 

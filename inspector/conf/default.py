@@ -32,6 +32,14 @@ class _OctalMode(types.Integer):
         return mode
 
 
+CAST_THREADS = 8
+"""Default of oslo.messaging's executor_thread_pool_size in a conductor: the
+threads taking casts off the message broker. A cast is only claimed and
+queued there (one database write); its work runs in the work queue's
+threads, up to max_concurrency. oslo.messaging's pool starts a thread for
+every cast until it is full: sized max_concurrency, a burst of casts left
+hundreds of threads behind, each waking every second."""
+
 OPTS = [
     cfg.BoolOpt(
         "standalone",
@@ -217,7 +225,8 @@ OPTS = [
         help="Most introspection steps (power-on, processing) a conductor "
         "runs at once, as in ironic-inspector. Threads start only when work "
         "is waiting, so an idle conductor holds few. Casts are taken off the "
-        "message broker by at most 8 more (executor_thread_pool_size).",
+        f"message broker by at most {CAST_THREADS} more "
+        "(executor_thread_pool_size).",
     ),
 ]
 

@@ -7,7 +7,7 @@ import oslo_messaging as messaging
 from oslo_config import cfg
 
 from inspector.conductor import service
-from inspector.conf import opts
+from inspector.conf import default, opts
 
 
 def _built(tmp_path: pathlib.Path, **options: int) -> cfg.ConfigOpts:
@@ -28,7 +28,7 @@ def _built(tmp_path: pathlib.Path, **options: int) -> cfg.ConfigOpts:
 def test_a_few_threads_take_casts_whatever_max_concurrency(
     tmp_path: pathlib.Path,
 ) -> None:
-    assert _built(tmp_path).executor_thread_pool_size == service.CAST_THREADS == 8
+    assert _built(tmp_path).executor_thread_pool_size == default.CAST_THREADS == 8
     conf = _built(tmp_path, max_concurrency=3)
     assert conf.executor_thread_pool_size == 3
 
