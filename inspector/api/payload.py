@@ -73,8 +73,78 @@ SECRET_KEY = re.compile(
 REDACTED = "***"
 
 
+_MAC_PATTERN = re.compile(str(_MAC["pattern"]))
+_BOOT_INTERFACE_PATTERN = re.compile(str(_BOOT_INTERFACE["pattern"]))
+_INVENTORY_OBJECTS = ("cpu", "memory", "system_vendor", "boot")
+
+
+def _text_or_null(value: Any, pattern: "re.Pattern[str] | None" = None) -> bool:
+    if value is None:
+        return True
+    if not isinstance(value, str):
+        return False
+    return pattern is None or pattern.search(value) is not None
+
+
+def _objects(value: Any, most: int) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) <= most
+        and all(isinstance(item, dict) for item in value)
+    )
+
+
+def _interface_conforms(interface: Any) -> bool:
+    if not isinstance(interface, dict):
+        return False
+    name = interface.get("name")
+    lldp = interface.get("lldp")
+    return (
+        ("name" not in interface or (isinstance(name, str) and len(name) <= 255))
+        and _text_or_null(interface.get("mac_address"), _MAC_PATTERN)
+        and _text_or_null(interface.get("ipv4_address"))
+        and _text_or_null(interface.get("ipv6_address"))
+        and (lldp is None or (isinstance(lldp, list) and len(lldp) <= 512))
+    )
+
+
+def _inventory_conforms(inventory: dict[str, Any]) -> bool:
+    interfaces = inventory.get("interfaces", [])
+    disks = inventory.get("disks", [])
+    return (
+        isinstance(interfaces, list)
+        and len(interfaces) <= 1024
+        and all(_interface_conforms(i) for i in interfaces)
+        and _objects(disks, 4096)
+        and all(isinstance(inventory.get(k, {}), dict) for k in _INVENTORY_OBJECTS)
+        and _text_or_null(inventory.get("bmc_address"))
+        and _text_or_null(inventory.get("bmc_v6address"))
+    )
+
+
+def conforms(data: Any) -> bool:
+    """Whether ``data`` meets :data:`SCHEMA`: the same answer as jsonschema,
+    written out for the one schema (jsonschema's walk was 7 % of the API's
+    CPU under load). jsonschema still words the error of one that does not
+    (:func:`validate`); a unit test compares the two on many payloads."""
+    if not isinstance(data, dict):
+        return False
+    inventory = data.get("inventory", {})
+    root_disk = data.get("root_disk")
+    return (
+        _text_or_null(data.get("error"))
+        and _text_or_null(data.get("boot_interface"), _BOOT_INTERFACE_PATTERN)
+        and isinstance(inventory, dict)
+        and _inventory_conforms(inventory)
+        and _objects(data.get("pci_devices", []), 4096)
+        and (root_disk is None or isinstance(root_disk, dict))
+    )
+
+
 def validate(data: dict[str, Any]) -> None:
     """:raises InvalidInput: naming where the payload has the wrong shape."""
+    if conforms(data):
+        return
     error = next(iter(sorted(_VALIDATOR.iter_errors(data), key=lambda e: e.path)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(the body)"

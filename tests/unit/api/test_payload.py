@@ -1,0 +1,144 @@
+"""The ramdisk payload's written-out check answers as jsonschema does."""
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from inspector import exceptions
+from inspector.api import payload
+
+BASE: dict[str, Any] = {
+    "boot_interface": "01-52-54-00-12-34-56",
+    "error": None,
+    "inventory": {
+        "interfaces": [
+            {
+                "name": "eth0",
+                "mac_address": "52:54:00:12:34:56",
+                "ipv4_address": "192.0.2.10",
+                "ipv6_address": None,
+                "lldp": [[1, "0004"]],
+            },
+            {"name": "ib0", "mac_address": ":".join(["a0"] * 20)},
+        ],
+        "disks": [{"name": "/dev/sda", "size": 10}],
+        "cpu": {"count": 4},
+        "memory": {"physical_mb": 2048},
+        "bmc_address": "10.0.0.1",
+        "bmc_v6address": "::/0",
+        "system_vendor": {},
+        "boot": {"current_boot_mode": "uefi"},
+    },
+    "pci_devices": [{"vendor_id": "8086"}],
+    "root_disk": {"name": "/dev/sda"},
+    "extra": {"anything": [1, 2]},
+}
+
+VALUES: list[Any] = [
+    None,
+    "",
+    "eth1",
+    "52:54:00:12:34:5",
+    "52-54-00-12-34-56",
+    "01-52-54-00-12-34-56",
+    "52:54:00:12:34:56\n",
+    "x" * 256,
+    0,
+    1.5,
+    True,
+    [],
+    [{}],
+    ["x"],
+    *([{}] * size for size in (512, 513, 1024, 1025, 4096, 4097)),
+    {},
+    {"a": 1},
+]
+"""What each place of the payload gets in turn: right and wrong kinds,
+MACs and almost-MACs, lengths at and past the limits."""
+
+PLACES: list[tuple[str, ...]] = [
+    ("error",),
+    ("boot_interface",),
+    ("inventory",),
+    ("pci_devices",),
+    ("pci_devices", "0"),
+    ("root_disk",),
+    ("extra",),
+    *[
+        ("inventory", key)
+        for key in (
+            "interfaces",
+            "disks",
+            "cpu",
+            "memory",
+            "bmc_address",
+            "bmc_v6address",
+            "system_vendor",
+            "boot",
+        )
+    ],
+    ("inventory", "interfaces", "0"),
+    ("inventory", "disks", "0"),
+    *[
+        ("inventory", "interfaces", "1", key)
+        for key in ("name", "mac_address", "ipv4_address", "ipv6_address", "lldp")
+    ],
+]
+
+DROP = object()
+
+
+def _put(data: dict[str, Any], place: tuple[str, ...], value: Any) -> None:
+    where: Any = data
+    for step in place[:-1]:
+        where = where[int(step)] if isinstance(where, list) else where[step]
+    last = place[-1]
+    if isinstance(where, list):
+        where[int(last)] = value if value is not DROP else {}
+    elif value is DROP:
+        where.pop(last, None)
+    else:
+        where[last] = value
+
+
+def _variants() -> list[Any]:
+    found: list[Any] = [copy.deepcopy(BASE), [], "text", None]
+    for place in PLACES:
+        for value in [*VALUES, DROP]:
+            data = copy.deepcopy(BASE)
+            _put(data, place, copy.deepcopy(value))
+            found.append(data)
+    chance = random.Random(20261126)
+    for _ in range(2000):  # two or three changes at once
+        data = copy.deepcopy(BASE)
+        for place in sorted(chance.sample(PLACES, chance.randint(2, 3)), key=len):
+            try:
+                _put(data, place, copy.deepcopy(chance.choice([*VALUES, DROP])))
+            except (KeyError, IndexError, TypeError, ValueError):
+                pass  # an earlier change removed the place
+        found.append(data)
+    return found
+
+
+def test_written_out_check_agrees_with_jsonschema() -> None:
+    answers = [
+        (payload.conforms(data), payload._VALIDATOR.is_valid(data))
+        for data in _variants()
+    ]
+    disagree = [i for i, (ours, theirs) in enumerate(answers) if ours != theirs]
+    assert not disagree, disagree[:10]
+    # both answers occur often: the comparison means something
+    assert sum(ours for ours, _ in answers) > 100
+    assert sum(not ours for ours, _ in answers) > 200
+
+
+def test_a_payload_that_does_not_conform_is_worded_by_jsonschema() -> None:
+    data = copy.deepcopy(BASE)
+    data["inventory"]["interfaces"][1]["mac_address"] = "not-a-mac"
+    with pytest.raises(exceptions.InvalidInput) as raised:
+        payload.validate(data)
+    assert "inventory/interfaces/1/mac_address" in str(raised.value)
+    assert "'not-a-mac' is not a MAC address" in str(raised.value)
+    payload.validate(copy.deepcopy(BASE))
