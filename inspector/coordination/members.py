@@ -84,6 +84,8 @@ class GroupMembers:
         self._stale_since: float | None = None
         self._disabled: dict[str, str] = {}
         self._guard = threading.Lock()
+        self._reading = threading.Lock()
+        """Held by the one thread reading the group (single flight)."""
         self._hosts: list[str] = []
         self._read_at = -float("inf")
 
@@ -91,11 +93,25 @@ class GroupMembers:
         with self._guard:
             self._read_at = -float("inf")
 
+    def _fresh(self) -> bool:
+        return time.monotonic() - self._read_at < self._ttl
+
     def hosts(self) -> list[str]:
         with self._guard:
-            if time.monotonic() - self._read_at < self._ttl:
+            if self._fresh():
+                return list(self._hosts)
+            seen = self._read_at != -float("inf")
+        # one read at a time: the router's other threads keep routing by the
+        # view being replaced (stale by one read) instead of each reading the
+        # group and every conductor's state again; a caller that must not
+        # act on an old view waits for the read and reads again if needed
+        if not self._reading.acquire(blocking=not (self._stale_ok and seen)):
+            with self._guard:
                 return list(self._hosts)
         try:
+            with self._guard:
+                if self._fresh():  # read by the caller we waited for
+                    return list(self._hosts)
             return self._read()
         except exceptions.ServiceUnavailable as exc:
             with self._guard:
@@ -110,6 +126,8 @@ class GroupMembers:
                         exc,
                     )
                 return list(self._hosts)
+        finally:
+            self._reading.release()
 
     def _read(self) -> list[str]:
         capabilities: dict[bytes, Any] = {}

@@ -1,7 +1,9 @@
 """The coordination layer on tooz's file backend (a real driver, no server)."""
 
+import concurrent.futures
 import logging
 import pathlib
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -138,6 +140,60 @@ def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
     backend.get_members.side_effect = None
     backend.get_members.return_value.get.return_value = {b"c"}
     assert router.hosts() == ["c"]  # back: the real view again
+
+
+class SlowGroup:
+    """A backend whose member reads wait for ``let_go`` once ``hold`` is set."""
+
+    def __init__(self) -> None:
+        self.members = {b"a", b"b"}
+        self.reads = 0
+        self.hold = threading.Event()
+        self.reading = threading.Event()
+        self.let_go = threading.Event()
+
+    def get_members(self, _group: bytes) -> Any:
+        self.reads += 1
+        if self.hold.is_set():
+            self.reading.set()
+            assert self.let_go.wait(10)
+        answer = mock.Mock()
+        answer.get.return_value = set(self.members)
+        return answer
+
+
+def test_router_reads_the_group_once_while_threads_find_the_view_expired() -> None:
+    group = SlowGroup()
+    router = GroupMembers(group, ttl=0, stale_ok=True)
+    assert router.hosts() == ["a", "b"]
+    group.hold.set()
+    group.members = {b"c"}
+    reader = concurrent.futures.ThreadPoolExecutor(1).submit(router.hosts)
+    assert group.reading.wait(10)
+    # another request meanwhile routes by the view being replaced
+    assert [router.hosts() for _ in range(5)] == [["a", "b"]] * 5
+    assert group.reads == 2
+    group.let_go.set()
+    assert reader.result(10) == ["c"]
+    assert group.reads == 2
+
+
+def test_sweep_waits_for_a_read_under_way_and_reads_again() -> None:
+    group = SlowGroup()
+    sweep = GroupMembers(group, ttl=0)  # never acts on an old view
+    assert sweep.hosts() == ["a", "b"]
+    group.hold.set()
+    group.members = {b"c"}
+    pool = concurrent.futures.ThreadPoolExecutor(2)
+    first = pool.submit(sweep.hosts)
+    assert group.reading.wait(10)
+    second = pool.submit(sweep.hosts)
+    time.sleep(0.1)
+    assert not second.done()  # waits rather than answer the old view
+    group.hold.clear()
+    group.let_go.set()
+    assert first.result(10) == ["c"] and second.result(10) == ["c"]
+    assert group.reads == 3
 
 
 def test_start_coordinator_unreachable_is_503() -> None:
