@@ -160,7 +160,12 @@ def finish(rt: Runtime, record: Introspection, done: Outcome) -> Introspection:
         # ``finished`` can read the data at once
         store.keep(uuid, done.processed)
     finished = introspections.transition(
-        rt.db, uuid, states.FINISH, expected_version=record.version, owed=writes
+        rt.db,
+        uuid,
+        states.FINISH,
+        expected_version=record.version,
+        owed=writes,
+        current=record,
     )
     if done.pending is None:
         store.settle(finished)

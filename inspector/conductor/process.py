@@ -12,7 +12,6 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor import outcome
-from inspector.conductor.work import fence
 from inspector.db import stored_data
 from inspector.db.introspections import Introspection
 from inspector.processing import ramdisk_logs
@@ -40,8 +39,8 @@ def _take_logs(
 def run(rt: Runtime, hooks: list[ProcessingHook], record: Introspection) -> None:
     """Process the raw data stored for ``record`` and finish it. A reapply
     (``reapplying``) never powers the node off: it was not booted."""
-    raw = stored_data.get(rt.db, record.uuid, processed=False)
-    fence(rt, record)
+    # the fence of this step in the same statement: is the work still ours?
+    raw = stored_data.get_fenced(rt.db, record.uuid, record.version, processed=False)
     logs = _take_logs(rt, record, raw)
     power_off = (
         record.state == states.PROCESSING

@@ -39,4 +39,6 @@ def run(rt: Runtime, pacer: PowerOnPacer, record: Introspection) -> None:
             "Node %s: boot is managed by the operator; waiting for the ramdisk",
             uuid,
         )
-    introspections.transition(rt.db, uuid, states.WAIT, expected_version=record.version)
+    introspections.transition(
+        rt.db, uuid, states.WAIT, expected_version=record.version, current=record
+    )

@@ -273,6 +273,7 @@ def transition(
     raw_data: dict[str, Any] | None = None,
     claim_within: float = CLAIM_WITHIN,
     owed: tuple[str, str] | None = None,
+    current: Introspection | None = None,
 ) -> Introspection:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
@@ -280,12 +281,22 @@ def transition(
     row since the caller read it (:class:`StaleState` otherwise).
     Reaching a final state sets ``finished_at`` and drops lookup attributes.
     ``raw_data`` is stored as the unprocessed data in the same transaction.
+
+    ``current`` is the row as the caller holds it at ``expected_version``
+    (the claim's or the lookup's answer): the row is then not read again.
+    Every change of state bumps the version, so the write's compare on the
+    version alone finds the state the caller knows, or fails with
+    :class:`StaleState` (also when the row was deleted meanwhile).
     """
+    if current is not None and current.version != expected_version:
+        raise ValueError("current must be the row at expected_version")
     # Core statements: three transitions per machine (the ORM doubled
     # their CPU and read the row back twice)
     try:
         with db.engine.begin() as conn:
-            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
+            row: Any = current
+            if row is None:
+                row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
             if row is None:
                 raise exceptions.IntrospectionNotFound(node=uuid)
             if expected_version is not None and row.version != expected_version:

@@ -23,6 +23,20 @@ _REPLACE = (
 )
 _ADD = sa.insert(_TABLE)
 _READ = sa.select(_TABLE.c.data).where(_WHICH)
+_RECORDS = cast(sa.Table, models.Introspection.__table__)
+_READ_FENCED = (
+    sa.select(_RECORDS.c.version, _TABLE.c.data)
+    .select_from(
+        _RECORDS.outerjoin(
+            _TABLE,
+            sa.and_(
+                _TABLE.c.node_uuid == _RECORDS.c.uuid,
+                _TABLE.c.processed == sa.bindparam("w_processed"),
+            ),
+        )
+    )
+    .where(_RECORDS.c.uuid == sa.bindparam("w_uuid"))
+)
 
 
 def _upsert(dialect: str) -> Any:
@@ -82,17 +96,42 @@ def store(db: Database, uuid: str, data: dict[str, Any], *, processed: bool) -> 
         conn.commit()
 
 
+def _not_found(uuid: str, processed: bool) -> exceptions.DataNotFound:
+    kind = "Processed" if processed else "Unprocessed"
+    return exceptions.DataNotFound(
+        f"{kind} introspection data for node {uuid} was not found"
+    )
+
+
 def get(db: Database, uuid: str, *, processed: bool) -> dict[str, Any]:
     with db.connect() as conn:
         text = conn.execute(
             _READ, {"w_uuid": uuid, "w_processed": processed}
         ).scalar_one_or_none()
     if text is None:
-        kind = "Processed" if processed else "Unprocessed"
-        raise exceptions.DataNotFound(
-            f"{kind} introspection data for node {uuid} was not found"
-        )
+        raise _not_found(uuid, processed)
     result: dict[str, Any] = json.loads(text)
+    return result
+
+
+def get_fenced(
+    db: Database, uuid: str, version: int, *, processed: bool
+) -> dict[str, Any]:
+    """:func:`get` and the fence of a step at ``version``, in one statement:
+    the data, if the introspection is still at ``version``.
+
+    :raises StaleState: the introspection moved on (or is gone).
+    :raises DataNotFound: it is current, but no such data is stored.
+    """
+    with db.connect() as conn:
+        row = conn.execute(
+            _READ_FENCED, {"w_uuid": uuid, "w_processed": processed}
+        ).first()
+    if row is None or row.version != version:
+        raise exceptions.StaleState(node=uuid, version=version)
+    if row.data is None:
+        raise _not_found(uuid, processed)
+    result: dict[str, Any] = json.loads(row.data)
     return result
 
 

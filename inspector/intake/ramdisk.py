@@ -43,6 +43,7 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         claim_within=handover.claim_within(rt),
         expected_version=record.version,
         raw_data=data,
+        current=record,
     )
     LOG.info("Received ramdisk data for node %s, processing", record.uuid)
     handover.hand_over(rt, record, ConductorClient.process)

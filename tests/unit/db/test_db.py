@@ -305,6 +305,65 @@ def test_a_fence_reads_the_version_alone(db: engine.Database) -> None:
         introspections.check_current(db, "0" * 8 + UUID[8:], record.version)
 
 
+def test_a_transition_from_the_row_the_caller_holds_does_not_read_it(
+    db: engine.Database,
+) -> None:
+    record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    claimed = introspections.claim(db, UUID, record.version, "c1", "run-1")
+    seen = _statements(db)
+    waiting = introspections.transition(
+        db, UUID, states.WAIT, expected_version=claimed.version, current=claimed
+    )
+    assert waiting.state == states.WAITING
+    assert waiting.version == claimed.version + 1
+    returning = db.engine.dialect.update_returning
+    assert seen == (["UPDATE"] if returning else ["UPDATE", "SELECT"])
+    # the row moved on since: the write is refused, nothing changes
+    with pytest.raises(exceptions.StaleState):
+        introspections.transition(
+            db, UUID, states.FAIL, expected_version=claimed.version, current=claimed
+        )
+    assert introspections.get(db, UUID) == waiting
+    # a final state from a held row drops the lookup attributes all the same
+    processing = introspections.transition(
+        db, UUID, states.PROCESS, expected_version=waiting.version, current=waiting
+    )
+    ended = introspections.transition(
+        db,
+        UUID,
+        states.FINISH,
+        expected_version=processing.version,
+        current=processing,
+    )
+    assert ended.state == states.FINISHED and ended.finished_at is not None
+    with pytest.raises(exceptions.NotFound):
+        introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    with pytest.raises(ValueError):
+        introspections.transition(
+            db, UUID, states.START, expected_version=ended.version + 1, current=ended
+        )
+
+
+def test_data_read_with_the_fence_of_its_step(db: engine.Database) -> None:
+    record = introspections.start(db, UUID, True)
+    with pytest.raises(exceptions.DataNotFound):
+        stored_data.get_fenced(db, UUID, record.version, processed=False)
+    stored_data.store(db, UUID, {"raw": 1}, processed=False)
+    stored_data.store(db, UUID, {"processed": 1}, processed=True)
+    seen = _statements(db)
+    assert stored_data.get_fenced(db, UUID, record.version, processed=False) == {
+        "raw": 1
+    }
+    assert seen == ["SELECT"]
+    assert stored_data.get_fenced(db, UUID, record.version, processed=True) == {
+        "processed": 1
+    }
+    with pytest.raises(exceptions.StaleState):
+        stored_data.get_fenced(db, UUID, record.version - 1, processed=False)
+    with pytest.raises(exceptions.StaleState):  # no introspection at all
+        stored_data.get_fenced(db, "0" * 8 + UUID[8:], 1, processed=False)
+
+
 def _rule(n: int, disabled: bool = False) -> dict[str, Any]:
     return {
         "uuid": f"{n:08d}-2222-4333-8444-555555555555",
