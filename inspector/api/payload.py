@@ -154,19 +154,31 @@ def validate(data: dict[str, Any]) -> None:
         raise exceptions.InvalidInput(f"Invalid ramdisk data at {where}: {message}")
 
 
+_SECRET_KEYS: dict[str, bool] = {}
+"""Whether a key looks like a secret, per key seen (a payload repeats a
+few dozen keys; the pattern is tried once for each)."""
+_KEYS_REMEMBERED = 4096
+
+
+def _secret(key: str) -> bool:
+    found = _SECRET_KEYS.get(key)
+    if found is None:
+        found = SECRET_KEY.search(key) is not None
+        if len(_SECRET_KEYS) < _KEYS_REMEMBERED:
+            _SECRET_KEYS[key] = found
+    return found
+
+
 def redact(value: Any) -> Any:
     """``value`` with the values of secret-looking keys replaced, in place."""
     if isinstance(value, dict):
         for key, item in value.items():
-            if (
-                isinstance(key, str)
-                and SECRET_KEY.search(key)
-                and item not in (None, "")
-            ):
+            if isinstance(key, str) and _secret(key) and item not in (None, ""):
                 value[key] = REDACTED
-            else:
+            elif isinstance(item, (dict, list)):
                 redact(item)
     elif isinstance(value, list):
         for item in value:
-            redact(item)
+            if isinstance(item, (dict, list)):
+                redact(item)
     return value

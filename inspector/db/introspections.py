@@ -379,12 +379,20 @@ def check_current(db: Database, uuid: str, version: int) -> None:
         raise exceptions.StaleState(node=uuid, version=version)
 
 
+_WORKING = sa.select(_TABLE).where(_TABLE.c.state.in_(sorted(states.WORKING)))
+
+
 def working(db: Database) -> list[Introspection]:
-    """Every introspection whose next step belongs to a conductor."""
-    model = models.Introspection
-    with db.session() as session:
-        query = sa.select(model).where(model.state.in_(states.WORKING))
-        return [_snapshot(r) for r in session.scalars(query)]
+    """Every introspection whose next step belongs to a conductor.
+
+    Core rows, not ORM objects: each conductor reads these every
+    [coordination]sweep_interval, as many as nodes are being worked on.
+    """
+    try:
+        with db.engine.connect() as conn:
+            return [Introspection(**row._asdict()) for row in conn.execute(_WORKING)]
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
 
 
 def owners(db: Database) -> dict[str, int]:

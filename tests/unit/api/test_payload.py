@@ -142,3 +142,28 @@ def test_a_payload_that_does_not_conform_is_worded_by_jsonschema() -> None:
     assert "inventory/interfaces/1/mac_address" in str(raised.value)
     assert "'not-a-mac' is not a MAC address" in str(raised.value)
     payload.validate(copy.deepcopy(BASE))
+
+
+def test_secret_looking_keys_are_redacted_at_any_depth() -> None:
+    data = {
+        "password": "p1",
+        "inventory": {
+            "bmc": {"BMC_Password": "p2", "user": "admin", "token": ""},
+            "interfaces": [{"name": "eth0", "extra": [{"private_key": "k"}]}],
+        },
+        "ipmi_passwd": None,
+        "auth": [[{"secret": 1}], "secret"],
+        "tokens_seen": {"count": 3},
+    }
+    payload.redact(data)
+    payload.redact(data)  # the keys seen before answer the same
+    assert data == {
+        "password": "***",
+        "inventory": {
+            "bmc": {"BMC_Password": "***", "user": "admin", "token": ""},
+            "interfaces": [{"name": "eth0", "extra": [{"private_key": "***"}]}],
+        },
+        "ipmi_passwd": None,
+        "auth": [[{"secret": "***"}], "secret"],
+        "tokens_seen": "***",
+    }
