@@ -1,4 +1,4 @@
-"""Requests to Ironic over kept-alive ``http.client`` connections.
+"""Requests to Ironic over kept-alive HTTP/1.1 connections of ours.
 
 keystoneauth still authenticates and finds the endpoint; only the bytes on
 the wire skip keystoneauth's and requests' per-request machinery (logging,

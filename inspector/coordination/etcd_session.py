@@ -1,4 +1,4 @@
-"""etcd3gw's requests over kept-alive ``http.client`` connections.
+"""etcd3gw's requests over kept-alive HTTP/1.1 connections of ours.
 
 etcd3gw sends every etcd call (a lock's lease and transaction, its
 release, the membership heartbeat, a key read) as a JSON POST through a

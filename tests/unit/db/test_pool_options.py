@@ -1,4 +1,5 @@
-"""[database] pool options reach SQLAlchemy's pool as ironic-inspector's did."""
+"""[database] pool options reach SQLAlchemy's pool as ironic-inspector's did
+(its pool size default aside)."""
 
 from oslo_config import cfg
 
@@ -14,9 +15,9 @@ def _database(**options: object) -> engine.Database:
     return engine.from_conf(conf)  # no connection is opened yet
 
 
-def test_upstream_defaults() -> None:
+def test_defaults() -> None:
     pool = _database().engine.pool
-    assert pool.size() == 5  # type: ignore[attr-defined]
+    assert pool.size() == 10  # type: ignore[attr-defined]  # upstream: 5
     assert pool._max_overflow == 50  # type: ignore[attr-defined]  # noqa: SLF001
     assert pool._recycle == 3600  # noqa: SLF001
     assert pool._timeout == 30  # type: ignore[attr-defined]  # noqa: SLF001
