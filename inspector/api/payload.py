@@ -15,6 +15,15 @@ import jsonschema
 
 from inspector import exceptions
 
+NAME_LENGTH = 255
+"""Longest interface name."""
+LLDP_ITEMS = 512
+"""Most LLDP TLVs of one interface."""
+INTERFACES = 1024
+"""Most interfaces of one machine."""
+DEVICES = 4096
+"""Most disks, and most PCI devices, of one machine."""
+
 _STRING_OR_NULL = {"type": ["string", "null"]}
 _OCTET = "[0-9A-Fa-f]{2}"
 _MAC = {
@@ -30,11 +39,11 @@ _BOOT_INTERFACE = {
 _INTERFACE = {
     "type": "object",
     "properties": {
-        "name": {"type": "string", "maxLength": 255},
+        "name": {"type": "string", "maxLength": NAME_LENGTH},
         "mac_address": _MAC,
         "ipv4_address": _STRING_OR_NULL,
         "ipv6_address": _STRING_OR_NULL,
-        "lldp": {"type": ["array", "null"], "maxItems": 512},
+        "lldp": {"type": ["array", "null"], "maxItems": LLDP_ITEMS},
     },
 }
 SCHEMA = {
@@ -45,11 +54,15 @@ SCHEMA = {
         "inventory": {
             "type": "object",
             "properties": {
-                "interfaces": {"type": "array", "items": _INTERFACE, "maxItems": 1024},
+                "interfaces": {
+                    "type": "array",
+                    "items": _INTERFACE,
+                    "maxItems": INTERFACES,
+                },
                 "disks": {
                     "type": "array",
                     "items": {"type": "object"},
-                    "maxItems": 4096,
+                    "maxItems": DEVICES,
                 },
                 "cpu": {"type": "object"},
                 "memory": {"type": "object"},
@@ -59,7 +72,11 @@ SCHEMA = {
                 "boot": {"type": "object"},
             },
         },
-        "pci_devices": {"type": "array", "items": {"type": "object"}, "maxItems": 4096},
+        "pci_devices": {
+            "type": "array",
+            "items": {"type": "object"},
+            "maxItems": DEVICES,
+        },
         "root_disk": {"type": ["object", "null"]},
     },
 }
@@ -100,11 +117,14 @@ def _interface_conforms(interface: Any) -> bool:
     name = interface.get("name")
     lldp = interface.get("lldp")
     return (
-        ("name" not in interface or (isinstance(name, str) and len(name) <= 255))
+        (
+            "name" not in interface
+            or (isinstance(name, str) and len(name) <= NAME_LENGTH)
+        )
         and _text_or_null(interface.get("mac_address"), _MAC_PATTERN)
         and _text_or_null(interface.get("ipv4_address"))
         and _text_or_null(interface.get("ipv6_address"))
-        and (lldp is None or (isinstance(lldp, list) and len(lldp) <= 512))
+        and (lldp is None or (isinstance(lldp, list) and len(lldp) <= LLDP_ITEMS))
     )
 
 
@@ -113,9 +133,9 @@ def _inventory_conforms(inventory: dict[str, Any]) -> bool:
     disks = inventory.get("disks", [])
     return (
         isinstance(interfaces, list)
-        and len(interfaces) <= 1024
+        and len(interfaces) <= INTERFACES
         and all(_interface_conforms(i) for i in interfaces)
-        and _objects(disks, 4096)
+        and _objects(disks, DEVICES)
         and all(isinstance(inventory.get(k, {}), dict) for k in _INVENTORY_OBJECTS)
         and _text_or_null(inventory.get("bmc_address"))
         and _text_or_null(inventory.get("bmc_v6address"))
@@ -136,7 +156,7 @@ def conforms(data: Any) -> bool:
         and _text_or_null(data.get("boot_interface"), _BOOT_INTERFACE_PATTERN)
         and isinstance(inventory, dict)
         and _inventory_conforms(inventory)
-        and _objects(data.get("pci_devices", []), 4096)
+        and _objects(data.get("pci_devices", []), DEVICES)
         and (root_disk is None or isinstance(root_disk, dict))
     )
 

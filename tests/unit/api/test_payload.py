@@ -44,14 +44,19 @@ VALUES: list[Any] = [
     "52-54-00-12-34-56",
     "01-52-54-00-12-34-56",
     "52:54:00:12:34:56\n",
-    "x" * 256,
+    "x" * payload.NAME_LENGTH,
+    "x" * (payload.NAME_LENGTH + 1),
     0,
     1.5,
     True,
     [],
     [{}],
     ["x"],
-    *([{}] * size for size in (512, 513, 1024, 1025, 4096, 4097)),
+    *(
+        [{}] * (limit + past)
+        for limit in (payload.LLDP_ITEMS, payload.INTERFACES, payload.DEVICES)
+        for past in (0, 1)
+    ),
     {},
     {"a": 1},
 ]
