@@ -143,11 +143,20 @@ def test_changes_reach_the_filter_without_a_repair(
     running.append(pxe)
     listings = truth.listings
     truth.booting = frozenset({A})
-    took = wait_for(lambda: entry(tmp_path, A) == A)
-    assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
+    # one change writes the MAC's file, then the wildcard's: wait for both
+    took = wait_for(
+        lambda: (
+            entry(tmp_path, A) == A
+            and entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
+        )
+    )
     truth.booting = frozenset()
-    wait_for(lambda: entry(tmp_path, A) == f"{A},ignore")
-    assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
+    wait_for(
+        lambda: (
+            entry(tmp_path, A) == f"{A},ignore"
+            and entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
+        )
+    )
     assert truth.listings == listings  # the fast path never lists Ironic
     assert took < 1
 
