@@ -7,7 +7,7 @@ import flask
 from inspector import exceptions, states
 from inspector.api import params, payload, urls
 from inspector.api.status_body import status_body
-from inspector.db import data_store, introspections
+from inspector.db import data_store, listing
 from inspector.db.introspections import Introspection
 from inspector.intake import operator
 from inspector.runtime import Runtime
@@ -81,7 +81,7 @@ def list_statuses() -> flask.Response:
                 f"Invalid state filter {', '.join(unknown)}; valid states: "
                 f"{', '.join(states.ALL)}"
             )
-    records = introspections.list_(
+    records = listing.page(
         rt.db, limit=limit, marker=marker, states_filter=states_filter
     )
     return flask.jsonify({"introspection": [_status(r) for r in records]})

@@ -22,7 +22,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor import outcome, owed
-from inspector.db import data_store, introspections, stored_data
+from inspector.db import data_store, introspections, listing, stored_data
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
@@ -129,7 +129,7 @@ def _reprocess(rt: Runtime, uuid: str, writes: dict[str, Any]) -> None:
 def _all_records(rt: Runtime) -> list[Any]:
     records, marker = [], None
     while True:
-        page = introspections.list_(rt.db, limit=500, marker=marker)
+        page = listing.page(rt.db, limit=500, marker=marker)
         records += page
         if len(page) < 500:
             return records

@@ -529,67 +529,6 @@ def _describe(attributes: dict[str, list[str]]) -> str:
     return ", ".join(f"{k}={','.join(v)}" for k, v in sorted(attributes.items()) if v)
 
 
-def list_(
-    db: Database,
-    *,
-    limit: int,
-    marker: str | None = None,
-    states_filter: list[str] | None = None,
-) -> list[Introspection]:
-    """Newest first; ``marker`` is the UUID of the last item of the previous page.
-
-    Each page is read through an index in its order, so its cost does not
-    grow with the number of records: without a filter through
-    (started_at, uuid); with one, through (state, started_at, uuid), one
-    page per state merged (a plain ``state IN (...)`` would sort every
-    matching row, or walk every other one).
-    """
-    table = _TABLE
-    order = (table.c.started_at.desc(), table.c.uuid.desc())
-    try:
-        conn = db.engine.connect()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    with conn:
-        after = None
-        if marker is not None:
-            mark = conn.execute(_GET_BY_UUID, {"uuid": marker}).first()
-            if mark is None:
-                raise exceptions.NotFound(
-                    f"Marker {marker} does not match any introspection"
-                )
-            after = sa.or_(
-                table.c.started_at < mark.started_at,
-                sa.and_(
-                    table.c.started_at == mark.started_at, table.c.uuid < mark.uuid
-                ),
-            )
-
-        def page(state: str | None) -> sa.Select[Any]:
-            query = sa.select(table)
-            if state is not None:
-                query = query.where(table.c.state == state)
-            if after is not None:
-                query = query.where(after)
-            return query.order_by(*order).limit(limit)
-
-        wanted = sorted(set(states_filter or ()))
-        if len(wanted) <= 1:
-            query = page(wanted[0] if wanted else None)
-        else:
-            merged = sa.union_all(*(page(s).subquery().select() for s in wanted))
-            rows = merged.subquery()
-            query = (
-                sa.select(rows)
-                .order_by(rows.c.started_at.desc(), rows.c.uuid.desc())
-                .limit(limit)
-            )
-        try:
-            return [Introspection(**row._asdict()) for row in conn.execute(query)]
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
-
-
 def timed_out(db: Database, started_before: datetime.datetime) -> list[Introspection]:
     """Running introspections started before the given time."""
     model = models.Introspection

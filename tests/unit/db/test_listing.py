@@ -7,7 +7,7 @@ import uuid as uuidlib
 import pytest
 
 from inspector import exceptions
-from inspector.db import engine, introspections, models
+from inspector.db import engine, listing, models
 
 BASE = datetime.datetime(2026, 1, 1)
 
@@ -35,9 +35,7 @@ def _walk(db: engine.Database, limit: int, states: list[str] | None) -> list[str
     seen: list[str] = []
     marker = None
     while True:
-        page = introspections.list_(
-            db, limit=limit, marker=marker, states_filter=states
-        )
+        page = listing.page(db, limit=limit, marker=marker, states_filter=states)
         assert len(page) <= limit
         if not page:
             return seen
@@ -64,13 +62,11 @@ def test_marker_of_another_state_still_pages(db: engine.Database) -> None:
     rows = _seed(db, 30)
     ordered = sorted(rows, key=lambda r: (r.started_at, r.uuid), reverse=True)
     marker = next(r for r in ordered[5:] if r.state != "error")
-    page = introspections.list_(
-        db, limit=100, marker=marker.uuid, states_filter=["error"]
-    )
+    page = listing.page(db, limit=100, marker=marker.uuid, states_filter=["error"])
     after = ordered[ordered.index(marker) + 1 :]
     assert [p.uuid for p in page] == [r.uuid for r in after if r.state == "error"]
 
 
 def test_unknown_marker(db: engine.Database) -> None:
     with pytest.raises(exceptions.NotFound, match="Marker"):
-        introspections.list_(db, limit=5, marker=str(uuidlib.uuid4()))
+        listing.page(db, limit=5, marker=str(uuidlib.uuid4()))
