@@ -7,8 +7,11 @@ with busybox ``udhcpc`` after taking the MAC to test. Addresses are from
 192.0.2.0/24 (TEST-NET-1) inside the namespaces only. Two traps handled:
 checksum offload is turned off on every veth end (udhcpc drops offers with
 unfilled UDP checksums), and dnsmasq runs with ``no-ping`` (no 3 s delay
-for a new MAC). Needs root, iproute2, ethtool, dnsmasq and busybox; every
-namespace and process is removed by :meth:`DhcpSegment.close`.
+for a new MAC). Each server's configuration is the shipped sample
+(etc/dnsmasq/dnsmasq-inspection.conf) with the segment's interface, pool
+and paths put in, so the tests run what operators are given. Needs root,
+iproute2, ethtool, dnsmasq and busybox; every namespace and process is
+removed by :meth:`DhcpSegment.close`.
 """
 
 import dataclasses
@@ -21,6 +24,31 @@ import time
 import uuid
 
 DNSMASQ = "/usr/sbin/dnsmasq"
+SAMPLE = (
+    pathlib.Path(__file__).resolve().parents[1] / "etc/dnsmasq/dnsmasq-inspection.conf"
+)
+"""The dnsmasq configuration shipped for the inspection network."""
+
+
+def render_sample(replace: dict[str, str | None], extra: list[str]) -> str:
+    """The shipped sample with the lines of each key in ``replace`` put in
+    its place (``None`` drops them) and ``extra`` lines appended.
+
+    Every key replaced must be in the sample, so the sample cannot lose a
+    setting the tests rely on without the tests noticing."""
+    lines, seen = [], set()
+    for line in SAMPLE.read_text().splitlines():
+        key = line.split("=", 1)[0].strip()
+        if line.startswith("#") or key not in replace:
+            lines.append(line)
+        elif key not in seen:
+            seen.add(key)
+            if replace[key] is not None:
+                lines.append(str(replace[key]))
+    missing_keys = set(replace) - seen
+    if missing_keys:
+        raise ValueError(f"{SAMPLE} has no {sorted(missing_keys)} line")
+    return "\n".join([*lines, *extra, ""])
 
 
 class Unavailable(RuntimeError):
@@ -157,22 +185,24 @@ class DhcpSegment:
                 if self.hostsfile
                 else f"dhcp-hostsdir={server.hostsdir}"
             )
+            tftp_root = server.work_dir / "tftpboot"
+            tftp_root.mkdir(exist_ok=True)
             server.conf_file.write_text(
-                "\n".join(
-                    [
-                        "port=0",
-                        "interface=eth0",
-                        "bind-interfaces",
-                        f"dhcp-range={server.pool[0]},{server.pool[1]},255.255.255.0,2m",
-                        hosts,
-                        f"dhcp-leasefile={server.work_dir / 'leases'}",
-                        f"pid-file={server.pid_file}",
-                        "log-dhcp",
-                        f"log-facility={server.log_file}",
-                        "no-ping",
-                        "user=root",
-                        "",
-                    ]
+                render_sample(
+                    {
+                        "interface": "interface=eth0",
+                        "dhcp-range": f"dhcp-range={server.pool[0]},"
+                        f"{server.pool[1]},255.255.255.0,2m",
+                        "dhcp-hostsdir": hosts,
+                        "dhcp-leasefile": "dhcp-leasefile="
+                        f"{server.work_dir / 'leases'}",
+                        "pid-file": f"pid-file={server.pid_file}",
+                        "tftp-root": f"tftp-root={tftp_root}",
+                        # the lab has no ironic-inspector user
+                        "user": "user=root",
+                        "group": None,
+                    },
+                    [f"log-facility={server.log_file}", "no-ping"],
                 )
             )
         self._namespace(self.client_ns)

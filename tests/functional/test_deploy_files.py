@@ -41,6 +41,45 @@ def test_systemd_units_verify(
     assert result.stderr.strip() == "", result.stderr  # not even a warning
 
 
+def test_dnsmasq_sample_unit_and_polkit_rule_fit_together(
+    tmp_path: pathlib.Path,
+) -> None:
+    """The inspection network's dnsmasq as shipped: the sample parses, it
+    reads the filter's files where the filter writes them by default, the
+    unit verifies and the polkit rule names that unit."""
+    from inspector.conf import pxe_filter
+
+    sample = ETC / "dnsmasq" / "dnsmasq-inspection.conf"
+    result = subprocess.run(
+        ["/usr/sbin/dnsmasq", "--test", f"--conf-file={sample}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0 and "syntax check OK" in result.stderr, result
+    settings = dict(
+        line.split("=", 1) for line in sample.read_text().splitlines() if "=" in line
+    )
+    defaults = {o.name: o.default for o in pxe_filter.DNSMASQ_OPTS}
+    assert settings["dhcp-hostsdir"] == defaults["dhcp_hostsdir"]
+    assert settings["user"] == "ironic-inspector"  # the filter may SIGHUP it
+    unit = (ETC / "systemd" / "dnsmasq-inspection.service").read_text()
+    assert f"PIDFile={settings['pid-file']}" in unit.splitlines()
+    assert "--conf-file=/etc/ironic-inspector/dnsmasq-inspection.conf" in unit
+    (tmp_path / "dnsmasq-inspection.service").write_text(unit)
+    analyze = shutil.which("systemd-analyze")
+    assert analyze, "systemd-analyze is missing (Debian package systemd)"
+    verified = subprocess.run(
+        [analyze, "verify", str(tmp_path / "dnsmasq-inspection.service")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0 and not verified.stderr.strip(), verified.stderr
+    rule = (ETC / "polkit" / "50-ironic-inspector-dnsmasq.rules").read_text()
+    assert '"dnsmasq-inspection.service"' in rule and '"ironic-inspector"' in rule
+
+
 def test_units_stop_gracefully_and_restart() -> None:
     for unit in (
         "ironic-inspector.service",
