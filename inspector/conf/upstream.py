@@ -131,6 +131,38 @@ def _read(path: str) -> dict[str, dict[str, list[str]]]:
     return sections
 
 
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One option as the configuration files set it: the last value wins."""
+
+    value: str
+    path: str
+    name: str
+    """The option's name as the file spells it."""
+
+
+def file_settings(conf: cfg.ConfigOpts) -> dict[tuple[str, str], Setting]:
+    """Every option the files set, by (group, name), upstream's deprecated
+    names (``auth_plugin``, ``memcache_servers``) under their current ones
+    and dashes as underscores. Library options are read here before their
+    library registers them, with the file that set each."""
+    index = _index()
+    settings = {}
+    for path in config_files(conf):
+        for group, values in _read(path).items():
+            for raw_name, value in values.items():
+                name = normalise(raw_name)
+                option = index.get((group, name))
+                if option is not None and (option.group, option.name) != (group, name):
+                    group_name = (option.group, option.name)
+                else:
+                    group_name = (group, name)
+                settings[group_name] = Setting(
+                    value[-1] if value else "", path, raw_name
+                )
+    return settings
+
+
 def _registered(conf: cfg.ConfigOpts, group: str) -> set[str]:
     try:
         names = conf if group == "DEFAULT" else conf[group]
