@@ -141,7 +141,7 @@ def plugin_problem(name: str) -> str | None:
     try:
         loader: Any = loading.get_plugin_loader(name)
     except ks_exceptions.NoMatchingPlugin:
-        known = ", ".join(sorted(loading.get_available_plugin_names()))
+        known = ", ".join(upstream.available_plugins())
         return f"is not a keystoneauth plugin: use one of {known}"
     if not loader.available:
         package = PLUGIN_EXTRAS.get(name, "the optional packages keystoneauth1 names")
