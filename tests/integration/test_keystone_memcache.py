@@ -9,7 +9,9 @@ answers in a memcached of its own. For each
 200, twice, with one validation (the second answer came from memcached);
 a bad token 401; and what memcached holds is read back with the
 memcached protocol: plain JSON with None, signed entries with MAC,
-signed and encrypted ones with ENCRYPT.
+signed and encrypted ones with ENCRYPT. Once more with ENCRYPT under
+Apache (mod_wsgi daemon processes, the split API), where two processes
+share the cache.
 """
 
 import base64
@@ -26,6 +28,8 @@ from lab import loopback
 from lab.inspector_server import InspectorServer
 from lab.keystone_standin import KeystoneStandin
 from lab.memcached_server import MemcachedServer
+from lab.postgres_server import PostgresServer
+from lab.split_cluster import SplitCluster
 
 SECRET = "kolla-rendered-secret-key"
 USER = "operator-alice"
@@ -142,3 +146,52 @@ def test_token_cache_in_memcached(
 
 def strategy_name(strategy: str | None) -> str:
     return (strategy or "none").lower()
+
+
+def test_encrypt_under_apache(
+    tmp_path: pathlib.Path,
+    keystone: KeystoneStandin,
+    memcached: MemcachedServer,
+    postgres: PostgresServer,
+) -> None:
+    memcached.flush()
+    options = {
+        "DEFAULT": {"auth_strategy": "keystone"},
+        "json_rpc": {"auth_strategy": "noauth"},  # no conductor here
+        "keystone_authtoken": kolla_authtoken(keystone, memcached, "ENCRYPT"),
+    }
+    cluster = SplitCluster(
+        tmp_path,
+        f"http://127.0.0.1:{loopback.free_port()}",
+        conductors=0,
+        postgres=postgres,
+        database="inspector_keystone",
+        options=options,
+        api_server="apache",
+        rpc_transport="json-rpc",
+    )
+    with cluster:
+        assert cluster.api is not None
+        token = keystone.issue(USER, ["admin"])
+        for _ in range(6):  # new connections: either daemon process answers
+            answer = requests.get(
+                cluster.api.url + "/v1/rules",
+                headers={"X-Auth-Token": token, "Connection": "close"},
+                timeout=30,
+            )
+            assert answer.status_code == 200, (answer.text, cluster.api.log_tail())
+        refused = requests.get(
+            cluster.api.url + "/v1/rules",
+            headers={"X-Auth-Token": "gAAAA-not-a-token-apache"},
+            timeout=30,
+        )
+        assert refused.status_code == 401, refused.text
+    # validated once: every later answer came from memcached (which both
+    # daemon processes share; keystonemiddleware keeps no cache of its own)
+    assert keystone.validations.count(token) == 1, keystone.validations
+    stored = [memcached.get(k) for k in memcached.keys() if k.startswith("tokens/")]
+    assert stored
+    for value in stored:
+        assert value is not None and USER.encode() not in value
+        payload = _signed_payload(value, [token, "gAAAA-not-a-token-apache"], "ENCRYPT")
+        assert USER.encode() not in payload
