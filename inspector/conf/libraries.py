@@ -308,6 +308,10 @@ def _policy_files(conf: cfg.ConfigOpts, found: Findings) -> None:
     import yaml
 
     group = "oslo_policy"
+    # read when a rule is an http(s):// check
+    found.needs_file(group, "remote_ssl_ca_crt_file", "a CA bundle")
+    found.needs_file(group, "remote_ssl_client_crt_file", "a certificate file")
+    found.needs_file(group, "remote_ssl_client_key_file", "a key file")
     name = found.value(group, "policy_file")
     if not name:
         return

@@ -325,3 +325,10 @@ def test_judge_runs_the_library_checks(
     conf, _ = _conf(tmp_path, text)
     with pytest.raises(exceptions.ConfigError, match="cryptography"):
         opts.judge(conf)
+
+
+def test_remote_policy_check_files_must_exist(tmp_path: pathlib.Path) -> None:
+    text = "[oslo_policy]\nremote_ssl_ca_crt_file = /nonexistent/policy-ca.pem\n"
+    message = _refusal(tmp_path, text)
+    assert "[oslo_policy]remote_ssl_ca_crt_file = /nonexistent/policy-ca.pem" in message
+    assert "cannot be read" in message
