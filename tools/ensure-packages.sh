@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the integration tests use (PostgreSQL, etcd,
-# Apache with mod_wsgi,
-# RabbitMQ, lshw for the real ironic-python-agent, dnsmasq, busybox's udhcpc
+# Apache with mod_wsgi, RabbitMQ, memcached for keystonemiddleware's token
+# cache, lshw for the real ironic-python-agent, dnsmasq, busybox's udhcpc
 # and ethtool for the PXE filter), only when missing. Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
@@ -11,6 +11,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 [ -x /usr/bin/redis-server ] || missing+=(redis-server)  # the other tooz backend
 command -v rabbitmq-server >/dev/null 2>&1 || missing+=(rabbitmq-server)
+[ -x /usr/bin/memcached ] || missing+=(memcached)  # keystonemiddleware's token cache
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)  # make bench
 command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apache2)
 [ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)

@@ -19,6 +19,7 @@ from inspector.conf import (
     healthcheck,
     ironic,
     json_rpc,
+    libraries,
     mdns,
     metrics,
     oslo_middleware,
@@ -92,7 +93,8 @@ def validate(conf: cfg.ConfigOpts) -> None:
 
 def judge(conf: cfg.ConfigOpts) -> list[str]:
     """Read every registered option once so bad values fail at start-up,
-    and judge every option the files set (:func:`upstream.check`).
+    judge every option the files set (:func:`upstream.check`) and check
+    what the libraries' options turn on (:func:`libraries.check`).
     Returns the warnings: options set that change nothing here.
 
     oslo.config checks ``choices``, ``min`` and ``max`` only when a value is
@@ -115,4 +117,5 @@ def judge(conf: cfg.ConfigOpts) -> list[str]:
     if refused:
         raise exceptions.ConfigError("Invalid configuration: " + "\n".join(refused))
     own = [group for group, _register, _list in _GROUPS if group]
-    return upstream.check(conf, own) + pxe_filter.without_effect(conf)
+    warnings = upstream.check(conf, own) + pxe_filter.without_effect(conf)
+    return warnings + libraries.check(conf)

@@ -131,6 +131,38 @@ def _read(path: str) -> dict[str, dict[str, list[str]]]:
     return sections
 
 
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One option as the configuration files set it: the last value wins."""
+
+    value: str
+    path: str
+    name: str
+    """The option's name as the file spells it."""
+
+
+def file_settings(conf: cfg.ConfigOpts) -> dict[tuple[str, str], Setting]:
+    """Every option the files set, by (group, name), upstream's deprecated
+    names (``auth_plugin``, ``memcache_servers``) under their current ones
+    and dashes as underscores. Library options are read here before their
+    library registers them, with the file that set each."""
+    index = _index()
+    settings = {}
+    for path in config_files(conf):
+        for group, values in _read(path).items():
+            for raw_name, value in values.items():
+                name = normalise(raw_name)
+                option = index.get((group, name))
+                if option is not None and (option.group, option.name) != (group, name):
+                    group_name = (option.group, option.name)
+                else:
+                    group_name = (group, name)
+                settings[group_name] = Setting(
+                    value[-1] if value else "", path, raw_name
+                )
+    return settings
+
+
 def _registered(conf: cfg.ConfigOpts, group: str) -> set[str]:
     try:
         names = conf if group == "DEFAULT" else conf[group]
@@ -151,22 +183,112 @@ def _messaging_names() -> dict[str, set[str]]:
     return names
 
 
-def _auth_plugin_names(conf: cfg.ConfigOpts, group: str) -> set[str]:
-    from keystoneauth1 import exceptions as ks_exceptions
-    from keystoneauth1 import loading
-
-    plugin = conf[group].auth_type
-    if not plugin:
-        return set()
-    try:
-        options = loading.get_auth_plugin_conf_options(plugin)
-    except ks_exceptions.NoMatchingPlugin:
-        return set()  # keystoneauth names the bad auth_type itself
+def _option_names(options: Iterable[Any]) -> set[str]:
     names = set()
     for option in options:
         names.add(normalise(option.name))
         names |= {normalise(d.name) for d in option.deprecated_opts if d.name}
     return names
+
+
+@functools.cache
+def _plugin_option_names(plugin: str) -> frozenset[str] | None:
+    """The options of keystoneauth plugin ``plugin``; None if unknown."""
+    from keystoneauth1 import exceptions as ks_exceptions
+    from keystoneauth1 import loading
+
+    try:
+        return frozenset(_option_names(loading.get_auth_plugin_conf_options(plugin)))
+    except ks_exceptions.NoMatchingPlugin:
+        return None  # keystoneauth names the bad auth_type itself
+
+
+@functools.cache
+def available_plugins() -> tuple[str, ...]:
+    """keystoneauth's plugins that load here, quietly (stevedore logs an
+    error for each plugin whose optional package is missing)."""
+    from importlib import metadata
+
+    names = []
+    for entry in metadata.entry_points(group="keystoneauth1.plugin"):
+        try:
+            if entry.load()().available:
+                names.append(entry.name)
+        except Exception:  # noqa: BLE001 - a plugin that cannot load is not offered
+            continue
+    return tuple(sorted(set(names)))
+
+
+@functools.cache
+def _plugins_by_option() -> dict[str, tuple[str, ...]]:
+    """Every keystoneauth plugin option, and the plugins that read it."""
+    users: dict[str, list[str]] = {}
+    for plugin in available_plugins():
+        for name in _plugin_option_names(plugin) or ():
+            users.setdefault(name, []).append(plugin)
+    return {name: tuple(plugins) for name, plugins in users.items()}
+
+
+SUGGESTED_PLUGINS = (
+    "password",
+    "http_basic",
+    "v3applicationcredential",
+    "token",
+    "admin_token",
+)
+"""The plugins a refusal or warning suggests first, when they fit."""
+
+
+def _suggest(name: str) -> str:
+    plugins = _plugins_by_option().get(name, ())
+    ordered = [p for p in SUGGESTED_PLUGINS if p in plugins]
+    ordered += [p for p in plugins if p not in ordered]
+    return " or ".join(ordered[:2])
+
+
+class _AuthGroups:
+    """The keystoneauth groups (``auth_type`` with a plugin's options) and
+    the plugin each uses, from the registered options or the files."""
+
+    def __init__(
+        self,
+        conf: cfg.ConfigOpts,
+        settings: dict[tuple[str, str], "Setting"],
+        own: Iterable[str],
+    ) -> None:
+        self.conf = conf
+        self.settings = settings
+        self.groups = {o.group for o in load() if o.name == "auth_type"}
+        self.groups |= {g for g in own if "auth_type" in _registered(conf, g)}
+
+    def sections(self) -> set[str]:
+        """Groups an ``auth_section`` option points keystoneauth to."""
+        return {
+            setting.value
+            for (group, name), setting in self.settings.items()
+            if name == "auth_section" and setting.value
+        }
+
+    def plugin(self, group: str) -> str | None:
+        try:
+            return str(self.conf[group].auth_type or "") or None
+        except (cfg.NoSuchOptError, cfg.NoSuchGroupError, KeyError):
+            found = self.settings.get((group, "auth_type"))
+            return found.value if found is not None and found.value else None
+
+    def names(self, group: str) -> set[str]:
+        """Options of ``group``'s plugin (none when it has none or is unknown)."""
+        plugin = self.plugin(group)
+        return set(_plugin_option_names(plugin) or ()) if plugin else set()
+
+    def inert(self, group: str, name: str) -> str | None:
+        """Why ``name``, another plugin's option, does nothing in ``group``;
+        None when no keystoneauth plugin has it (a typo)."""
+        if group not in self.groups or name not in _plugins_by_option():
+            return None
+        plugin = self.plugin(group)
+        used = f"by auth_type {plugin}" if plugin else "while auth_type is not set"
+        return f"is not used {used}: set auth_type = {_suggest(name)}, or remove it"
 
 
 def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
@@ -184,15 +306,20 @@ def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
     warnings: list[str] = []
     unread: dict[str, str] = {}
     messaging = _messaging_names()
+    auth = _AuthGroups(conf, file_settings(conf), groups)
     for path in config_files(conf):
         for group, values in _read(path).items():
             if group not in owned:
+                if group in auth.sections():
+                    continue  # an auth_section: keystoneauth reads it
                 if group not in library_groups and not _registered(conf, group):
                     unread.setdefault(group, path)
                 continue
             known = _registered(conf, group) | messaging.get(group, set())
-            if group == "ironic":
-                known |= _auth_plugin_names(conf, group)
+            auth_type = index.get((group, "auth_type"))
+            inert_group = auth_type is not None and auth_type.outcome == NO_EFFECT
+            if group in auth.groups and not inert_group:
+                known |= auth.names(group)
             for raw_name, value in values.items():
                 name = normalise(raw_name)
                 option = index.get((group, name))
@@ -207,10 +334,17 @@ def check(conf: cfg.ConfigOpts, groups: Iterable[str]) -> list[str]:
                     note = NOT_UPSTREAM_NO_EFFECT[group, name]
                     warnings.append(f"{where} has no effect: {note}")
                 elif option is None and name not in known:
-                    refusals.append(
-                        f"{where} is not an option of ironic-inspector 12.5 "
-                        "or of this service: remove it or correct its name"
-                    )
+                    inert = auth.inert(group, name)
+                    if inert and inert_group:
+                        assert auth_type is not None
+                        warnings.append(f"{where} has no effect: {auth_type.note}")
+                    elif inert:
+                        warnings.append(f"{where} {inert}")
+                    else:
+                        refusals.append(
+                            f"{where} is not an option of ironic-inspector 12.5 "
+                            "or of this service: remove it or correct its name"
+                        )
     for group, path in sorted(unread.items()):
         warnings.append(
             f"[{group}] ({path}) is not read by this service or by "

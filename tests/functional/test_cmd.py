@@ -1,5 +1,6 @@
 """The console scripts refuse bad configuration with one clear line."""
 
+import json
 import pathlib
 import time
 
@@ -310,3 +311,39 @@ def test_pxe_filter_agent_refuses_bad_configuration(
     assert result.returncode == 2, result.stderr
     assert fragment in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_unavailable_keystone_plugin_stops_start_up(tmp_path: pathlib.Path) -> None:
+    # keystoneauth's kerberos plugin needs requests-kerberos, not installed
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    conf = db + (
+        "[DEFAULT]\nauth_strategy = keystone\n[keystone_authtoken]\n"
+        "www_authenticate_uri = http://127.0.0.1:5000\nauth_type = v3kerberos\n"
+        "memcache_security_strategy = ENCRYPT\n"
+    )
+    result = run(tmp_path, "ironic-inspector", conf)
+    assert result.returncode == 2, result.stderr
+    path = tmp_path / "inspector.conf"
+    assert f"[keystone_authtoken]auth_type = v3kerberos ({path}) needs " in (
+        result.stderr
+    )
+    assert "keystoneauth1[kerberos]" in result.stderr
+    assert "needs [keystone_authtoken]memcache_secret_key" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_inert_ironic_credentials_warn_at_start(tmp_path: pathlib.Path) -> None:
+    db = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    conf = db + "[ironic]\nauth_type = none\nusername = inspector\n"
+    conf += "[swift]\nusername = inspector\n"
+    result = run(
+        tmp_path, "ironic-inspector-status", conf, "upgrade", "check", "--json"
+    )
+    details = "\n".join(c["details"] for c in json.loads(result.stdout)["checks"])
+    path = tmp_path / "inspector.conf"
+    assert (
+        f"[ironic]username ({path}) is not used by auth_type none: set "
+        "auth_type = password or http_basic, or remove it"
+    ) in details, result.stdout + result.stderr
+    assert f"[swift]username ({path}) has no effect" in details
+    assert "is not an option" not in details

@@ -215,3 +215,55 @@ def test_library_options_upstream_never_read_are_named(tmp_path: pathlib.Path) -
     (warning,) = _check(conf)
     assert warning.startswith("[oslo_middleware]max_request_body_size (")
     assert "[DEFAULT]max_request_body_size" in warning
+
+
+def test_inert_credentials_of_an_unused_plugin_warn(tmp_path: pathlib.Path) -> None:
+    # upstream started with these (oslo.config ignores what nobody reads)
+    conf = _conf(tmp_path, "[ironic]\nauth_type = none\nusername = u\npassword = p\n")
+    warnings = _check(conf)
+    path = tmp_path / "inspector.conf"
+    assert warnings == [
+        f"[ironic]{name} ({path}) is not used by auth_type none: set "
+        "auth_type = password or http_basic, or remove it"
+        for name in ("username", "password")
+    ]
+
+
+def test_credentials_without_auth_type_name_the_plugins(tmp_path: pathlib.Path) -> None:
+    conf = _conf(tmp_path, "[ironic]\napplication_credential_secret = s\n")
+    (warning,) = _check(conf)
+    assert "is not used while auth_type is not set" in warning
+    assert "set auth_type = v3applicationcredential" in warning
+
+
+def test_credentials_of_the_chosen_plugin_pass(tmp_path: pathlib.Path) -> None:
+    text = (
+        "[ironic]\nauth_type = password\nauth_url = http://k\nusername = u\n"
+        "[json_rpc]\nauth_type = password\nauth_url = http://k\nusername = u\n"
+    )
+    assert _check(_conf(tmp_path, text)) == []
+
+
+@pytest.mark.parametrize("group", ["swift", "service_catalog"])
+def test_credentials_of_groups_without_effect_warn(
+    tmp_path: pathlib.Path, group: str
+) -> None:
+    text = f"[{group}]\nauth_type = password\nusername = u\nproject_name = p\n"
+    warnings = _check(_conf(tmp_path, text))
+    assert [w.split(" (", 1)[0] for w in warnings] == [
+        f"[{group}]auth_type",
+        f"[{group}]username",
+        f"[{group}]project_name",
+    ]
+    assert all(" has no effect: " in w for w in warnings)
+
+
+def test_auth_section_is_read_by_keystoneauth(tmp_path: pathlib.Path) -> None:
+    text = "[ironic]\nauth_section = service_user\n[service_user]\nusername = u\n"
+    assert _check(_conf(tmp_path, text)) == []
+
+
+def test_a_typo_in_an_auth_group_is_still_refused(tmp_path: pathlib.Path) -> None:
+    conf = _conf(tmp_path, "[ironic]\nauth_type = none\nusernam = u\n")
+    with pytest.raises(exceptions.ConfigError, match=r"\[ironic\]usernam \(.*not an"):
+        _check(conf)
