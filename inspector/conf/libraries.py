@@ -335,17 +335,20 @@ def _policy_files(conf: cfg.ConfigOpts, found: Findings) -> None:
         found.refuse(group, "policy_file", "is not a mapping of rule names to rules")
 
 
-def check(conf: cfg.ConfigOpts) -> list[str]:
+def check(conf: cfg.ConfigOpts, cluster: bool = True) -> list[str]:
     """Check every library feature the configuration turns on.
 
-    Returns the warnings to log once; raises ConfigError naming each
-    option whose feature cannot work, with what to do.
+    ``cluster`` is False for a process that uses neither the message
+    broker nor the coordination backend (the PXE filter agent): their
+    options are not its business, and the files they name may not exist on
+    its host. Returns the warnings to log once; raises ConfigError naming
+    each option whose feature cannot work, with what to do.
     """
     found = Findings(upstream.file_settings(conf))
     if uses_keystonemiddleware(conf):
         _keystone(found)
     _auth_plugin(found, "ironic")
-    if not conf.standalone:
+    if cluster and not conf.standalone:
         if conf.rpc_transport == "oslo":
             _messaging(conf, found)
         _coordination(conf, found)

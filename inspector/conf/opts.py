@@ -85,16 +85,17 @@ def readable(exc: Exception) -> str:
     return _LOCATION.sub(lambda m: f"in {m.group(1)}", str(exc))
 
 
-def validate(conf: cfg.ConfigOpts) -> None:
+def validate(conf: cfg.ConfigOpts, cluster: bool = True) -> None:
     """:func:`judge` the configuration and log its warnings once."""
-    for message in judge(conf):
+    for message in judge(conf, cluster):
         LOG.warning("%s", message)
 
 
-def judge(conf: cfg.ConfigOpts) -> list[str]:
+def judge(conf: cfg.ConfigOpts, cluster: bool = True) -> list[str]:
     """Read every registered option once so bad values fail at start-up,
     judge every option the files set (:func:`upstream.check`) and check
-    what the libraries' options turn on (:func:`libraries.check`).
+    what the libraries' options turn on (:func:`libraries.check`; not the
+    broker's and coordination backend's when ``cluster`` is False).
     Returns the warnings: options set that change nothing here.
 
     oslo.config checks ``choices``, ``min`` and ``max`` only when a value is
@@ -118,4 +119,4 @@ def judge(conf: cfg.ConfigOpts) -> list[str]:
         raise exceptions.ConfigError("Invalid configuration: " + "\n".join(refused))
     own = [group for group, _register, _list in _GROUPS if group]
     warnings = upstream.check(conf, own) + pxe_filter.without_effect(conf)
-    return warnings + libraries.check(conf)
+    return warnings + libraries.check(conf, cluster)

@@ -377,7 +377,7 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
     """Build the PXE filter agent of one DHCP host (not started)."""
     from inspector.pxe_filter.service import PxeFilter
 
-    opts.validate(conf)
+    opts.validate(conf, cluster=False)
     pxe_filter.check_driver(conf)
     if conf.pxe_filter.driver == "noop":
         raise exceptions.ConfigError(

@@ -246,6 +246,20 @@ def test_rabbit_options_are_checked(tmp_path: pathlib.Path) -> None:
     assert libraries.check(conf) == []
 
 
+def test_pxe_filter_agent_skips_the_broker_and_coordination(
+    tmp_path: pathlib.Path,
+) -> None:
+    """The agent reads the cluster's file but uses neither backend: a
+    broker CA that only the conductors' hosts have must not stop it."""
+    text = SPLIT.replace("etcd3+http", "zookeeper") + (
+        "[oslo_messaging_rabbit]\nssl = true\nssl_ca_file = /nonexistent/ca.pem\n"
+    )
+    conf, _ = _conf(tmp_path, text)
+    assert libraries.check(conf, cluster=False) == []
+    with pytest.raises(exceptions.ConfigError):
+        libraries.check(conf)
+
+
 def test_tracing_needs_its_exporter(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
