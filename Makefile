@@ -18,7 +18,7 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 # Debian packages the tests need (PostgreSQL, etcd, RabbitMQ, Apache with
-# mod_wsgi, systemd-analyze, wrk), installed when missing.
+# mod_wsgi, systemd-analyze, wrk, Graphviz), installed when missing.
 packages:
 	tools/ensure-packages.sh
 
@@ -32,7 +32,8 @@ lint: venv
 	$(BIN)/mypy inspector lab tools tests
 	$(BIN)/shellcheck -s bash devstack/plugin.sh devstack/settings tools/*.sh .ci/run
 
-unit: venv
+# packages: the state diagram's tests run Graphviz's dot
+unit: venv packages
 	$(BIN)/pytest tests/unit tests/tooling -q -p no:cacheprovider
 
 functional: venv packages
@@ -49,6 +50,7 @@ genconfig: venv
 	$(BIN)/oslopolicy-sample-generator --config-file etc/ironic-inspector/policy-generator.conf
 
 # generated documentation: the configuration reference and the state diagram
+# (drawn by Graphviz's dot: make packages installs it)
 docs: venv
 	$(BIN)/python -m tools.config_reference doc/config-reference.md
 	$(BIN)/python -m tools.upstream_options doc doc/upgrade.md

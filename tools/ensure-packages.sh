@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the integration tests use (PostgreSQL, etcd,
-# Apache with mod_wsgi, RabbitMQ, memcached for keystonemiddleware's token
-# cache, lshw for the real ironic-python-agent, dnsmasq, busybox's udhcpc
-# and ethtool for the PXE filter), only when missing. Nothing is started or enabled here: the tests
+# Installs the Debian packages the tests use (PostgreSQL, etcd, Apache with
+# mod_wsgi, RabbitMQ, memcached for keystonemiddleware's token cache, lshw
+# for the real ironic-python-agent, dnsmasq, busybox's udhcpc and ethtool
+# for the PXE filter, Graphviz for the state diagram), only when missing.
+# Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ command -v apache2 >/dev/null 2>&1 || [ -x /usr/sbin/apache2 ] || missing+=(apac
 [ -e /usr/lib/apache2/modules/mod_wsgi.so ] || missing+=(libapache2-mod-wsgi-py3)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)  # unit file checks
 command -v lshw >/dev/null 2>&1 || missing+=(lshw)  # the real agent's inventory
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)  # tools/states_diagram.py
 # the PXE filter's tests: a real dnsmasq and DHCP client in network namespaces
 [ -x /usr/sbin/dnsmasq ] || missing+=(dnsmasq-base)
 command -v busybox >/dev/null 2>&1 || missing+=(busybox)
