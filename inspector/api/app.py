@@ -14,6 +14,7 @@ from inspector.api import (
     introspection,
     pxe_filters,
     ramdisk,
+    request_context,
     root,
     rules,
     versions,
@@ -100,6 +101,8 @@ def create_app(rt: Runtime) -> flask.Flask:
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
+    # the caller authentication found goes into the request's context
+    app.wsgi_app = request_context.Identity(app.wsgi_app)  # type: ignore[method-assign]
     app.wsgi_app = auth.wrap(app.wsgi_app, rt.conf)  # type: ignore[method-assign,assignment]
     if rt.conf.cors.allowed_origin:
         # outside authentication: a browser's preflight carries no token
@@ -109,4 +112,7 @@ def create_app(rt: Runtime) -> flask.Flask:
         app.wsgi_app = http_proxy_to_wsgi.HTTPProxyToWSGI(  # type: ignore[method-assign]
             app.wsgi_app, rt.conf
         )
+    # outermost: every answer, a 401 or a CORS preflight too, names its
+    # request, and every line logged meanwhile carries its id
+    app.wsgi_app = request_context.RequestIds(app.wsgi_app)  # type: ignore[method-assign]
     return app
