@@ -33,7 +33,7 @@ def _requires_version() -> None:
 def _group() -> ServiceGroup:
     rt: Runtime = flask.current_app.config["RUNTIME"]
     if rt.conductors is None:
-        raise exceptions.ServiceUnavailable(reason="no conductor view in this process")
+        raise exceptions.NoConductor(reason="no conductor view in this process")
     return rt.conductors
 
 

@@ -15,6 +15,7 @@ a fresh context and the thread's is cleared when the answer is handed back:
   identity: user, project, domains and roles, as the policy check sees them.
 """
 
+import functools
 import logging
 import os
 import re
@@ -58,10 +59,24 @@ _VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
 """The RFC 4122 variant bits in the 17th hex digit."""
 
 
+class _NoRequest(context.RequestContext):
+    """The thread's context between requests. oslo.context has no call to
+    forget a thread's context; oslo.log treats a false one as none (its
+    lines then use ``logging_default_format_string``)."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+@functools.cache
+def _no_request() -> _NoRequest:
+    return _NoRequest(request_id="-", overwrite=False)
+
+
 def clear() -> None:
-    """Forget this thread's context (oslo.context has no public call for it;
-    its thread-local is the one oslo.log reads)."""
-    context._request_store.context = None
+    """Forget this thread's context: what the thread logs until its next
+    request is nobody's."""
+    _no_request().update_store()
 
 
 def current(environ: dict[str, Any]) -> "RequestContext | None":

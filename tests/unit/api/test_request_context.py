@@ -99,7 +99,7 @@ def test_every_request_its_own_id_in_header_and_log(lines: io.StringIO) -> None:
     assert logged == [
         f"[None {rid} {ANONYMOUS}] handled /p{n}" for n, rid in enumerate(answered)
     ]
-    assert context.get_current() is None  # cleared once answered
+    assert not context.get_current()  # cleared once answered
 
 
 @pytest.mark.parametrize(
@@ -130,7 +130,7 @@ def test_cleared_when_the_app_raises() -> None:
 
     with pytest.raises(RuntimeError):
         _call(request_context.RequestIds(broken))
-    assert context.get_current() is None
+    assert not context.get_current()
 
 
 def _stack() -> Callable[..., Iterable[bytes]]:
