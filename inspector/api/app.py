@@ -41,6 +41,27 @@ def _negotiate_version() -> None:
         flask.request.headers.get(versions.HEADER),
         flask.request.headers.get(versions.STANDARD_HEADER),
     )
+    newer = flask.current_app.extensions[NEWER].get(flask.request.blueprint)
+    if newer is not None:  # a resource newer than the version asked for
+        versions.require(newer, flask.g.api_version, flask.request.path)
+
+
+NEWER = "inspector.newer_resources"
+"""Where the app keeps its blueprints of resources newer than 1.0, each
+with its entry of :data:`versions.FEATURES`."""
+
+
+def newer_resources(app: flask.Flask) -> dict[str, versions.Feature]:
+    """Blueprint name -> the versioned resource it serves (by path)."""
+    found = {}
+    for name, blueprint in app.blueprints.items():
+        for feature in versions.RESOURCES:
+            if (
+                blueprint.url_prefix == feature.path
+                and feature.since > versions.MINIMUM
+            ):
+                found[name] = feature
+    return found
 
 
 def _add_version_headers(response: flask.Response) -> flask.Response:
@@ -98,6 +119,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     errors.register(app)
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
+    app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
