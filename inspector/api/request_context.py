@@ -42,7 +42,7 @@ ENV_CONTEXT = "inspector.context"
 check reads it)."""
 
 _GLOBAL_ID = re.compile(
-    r"^req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$"
+    r"req-[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}"
 )
 """What oslo.middleware accepts as a global request id; anything else is
 ignored (it is written into logs, so it must not carry arbitrary text)."""
@@ -54,6 +54,9 @@ def new_request_id() -> str:
     h = os.urandom(16).hex()
     return f"req-{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
 
+
+_CONTROL = {c: f"\\x{c:02x}" for c in range(32)}
+"""Control characters, escaped where a client's text is logged."""
 
 _VARIANT = {c: "89ab"[int(c, 16) & 3] for c in "0123456789abcdef"}
 """The RFC 4122 variant bits in the 17th hex digit."""
@@ -99,7 +102,8 @@ class RequestIds:
     ) -> Iterable[bytes]:
         request_id = new_request_id()
         incoming = environ.get(INBOUND)
-        global_id = incoming if incoming and _GLOBAL_ID.match(incoming) else None
+        # fullmatch: a trailing newline must not pass (``$`` lets it)
+        global_id = incoming if incoming and _GLOBAL_ID.fullmatch(incoming) else None
         environ[ENV_REQUEST_ID] = request_id
         if global_id is not None:
             environ[ENV_GLOBAL_ID] = global_id
@@ -113,7 +117,8 @@ class RequestIds:
                 LOG.debug(
                     "%s %s answered %s",
                     environ.get("REQUEST_METHOD"),
-                    environ.get("PATH_INFO"),
+                    # the decoded path: a %0A must not start a forged line
+                    (environ.get("PATH_INFO") or "").translate(_CONTROL),
                     status.split(" ", 1)[0],
                 )
             return start_response(status, [*headers, (HEADER, request_id)], *exc_info)
@@ -122,14 +127,6 @@ class RequestIds:
             return self._app(environ, start)
         finally:
             clear()
-
-
-def _first(environ: dict[str, Any], *keys: str) -> str | None:
-    for key in keys:
-        value = environ.get(key)
-        if value:
-            return str(value)
-    return None
 
 
 class RequestContext(context.RequestContext):

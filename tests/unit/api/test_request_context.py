@@ -109,6 +109,7 @@ def test_every_request_its_own_id_in_header_and_log(lines: io.StringIO) -> None:
         ("req-6F2C1D0E-8B1A-4C3D-9E2F-0A1B2C3D4E5F", False),  # oslo's: lower case
         ("6f2c1d0e-8b1a-4c3d-9e2f-0a1b2c3d4e5f", False),
         ("req-6f2c1d0e-8b1a-4c3d-9e2f-0a1b2c3d4e5f\nforged line", False),
+        ("req-6f2c1d0e-8b1a-4c3d-9e2f-0a1b2c3d4e5f\n", False),  # $ would pass it
         ("req-x", False),
         ("", False),
     ],
@@ -215,4 +216,29 @@ def test_context_carries_what_from_environ_reads_without_tokens() -> None:
     assert ctx.to_dict() == expected.to_dict()
     assert ctx.auth_token is None and "secret-token" not in str(
         ctx.get_logging_values()
+    )
+
+
+def test_answered_line_escapes_the_path(lines: io.StringIO) -> None:
+    """With debug logging every request writes one line; a decoded %0A in
+    its path must not start a line of its own."""
+
+    def silent(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("404 Not Found", [])
+        return [b""]
+
+    ids_log = logging.getLogger(request_context.__name__)
+    ids_log.addHandler(LOG.handlers[0])
+    ids_log.setLevel(logging.DEBUG)
+    try:
+        rid = _call(request_context.RequestIds(silent), "/v1/x\nforged")[
+            request_context.HEADER
+        ]
+    finally:
+        ids_log.removeHandler(LOG.handlers[0])
+        ids_log.setLevel(logging.NOTSET)
+    logged = lines.getvalue().splitlines()
+    assert len(logged) == 1, logged
+    assert logged[0].startswith(
+        f"[None {rid} {ANONYMOUS}] GET /v1/x\\x0aforged answered 404"
     )
