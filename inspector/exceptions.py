@@ -4,10 +4,18 @@ from typing import Any
 
 
 class InspectorError(Exception):
-    """Base class; ``code`` is the HTTP status the API maps this error to."""
+    """Base class; ``code`` is the HTTP status the API maps this error to.
+
+    The message of a client's mistake (4xx) is the client's answer. That of
+    a failure of the service (5xx) names what failed in detail (a host, a
+    port, a user, a URL) and is for the log only: the client reads
+    :attr:`public`, which says what failed in general terms.
+    """
 
     code = 500
     template = "An unexpected error occurred"
+    public = "Internal server error"
+    """A 5xx answer's message: general terms, never a backend's details."""
 
     def __init__(self, message: str | None = None, **kwargs: Any) -> None:
         if message is None:
@@ -96,12 +104,20 @@ class NotAcceptable(InspectorError):
 class ServiceUnavailable(InspectorError):
     code = 503
     template = "Service temporarily unavailable: %(reason)s"
+    public = "Service temporarily unavailable: a backend this request needs failed"
+
+
+class NoConductor(ServiceUnavailable):
+    """No conductor takes the work: none is live, enabled and reachable."""
+
+    public = "Service temporarily unavailable: no conductor is available"
 
 
 class DatabaseUnavailable(ServiceUnavailable):
     """The database cannot be reached (raised by :mod:`inspector.db`)."""
 
     template = "The database is unreachable: %(reason)s"
+    public = "Service temporarily unavailable: the database is unreachable"
 
     @property
     def reason(self) -> str:
@@ -115,6 +131,7 @@ class DatabaseRefused(DatabaseUnavailable):
     until the configuration or the server is fixed."""
 
     template = "The database refused the connection: %(reason)s"
+    public = "Service temporarily unavailable: the database refused the connection"
 
 
 class BaremetalError(InspectorError):
@@ -122,6 +139,7 @@ class BaremetalError(InspectorError):
 
     code = 503
     template = "Ironic request failed: %(reason)s"
+    public = "Service temporarily unavailable: a request to Ironic failed"
 
 
 class ProcessingError(InspectorError):
@@ -133,3 +151,4 @@ class ProcessingError(InspectorError):
 
 class ConfigError(InspectorError):
     template = "Invalid configuration: %(reason)s"
+    public = "Internal server error: the service's configuration is invalid"

@@ -16,7 +16,7 @@ from oslo_context import context
 from oslo_policy import policy
 
 from inspector import exceptions
-from inspector.api import policies
+from inspector.api import policies, request_context
 from inspector.api.auth import IDENTITY_HEADERS
 
 LOG = logging.getLogger(__name__)
@@ -49,6 +49,15 @@ ENDPOINT_RULES = {
 class Forbidden(exceptions.InspectorError):
     code = 403
     template = "Access to %(rule)s is denied for this user (roles: %(roles)s)"
+
+
+def _context(environ: dict[str, Any]) -> context.RequestContext:
+    """The request's context; built here only for a caller outside the
+    application's layers, and then without replacing the thread's."""
+    found = request_context.current(environ)
+    if found is not None:
+        return found
+    return context.RequestContext.from_environ(environ, overwrite=False)
 
 
 class _Decisions:
@@ -96,7 +105,7 @@ class _Decisions:
         answer = self._answers.get(key)
         if answer is not None:
             return answer, None
-        ctx = context.RequestContext.from_environ(environ)
+        ctx = _context(environ)
         try:
             answer = bool(self.enforcer.enforce(rule, {}, ctx, do_raise=False))
         except policy.InvalidScope:
@@ -126,7 +135,7 @@ def check(conf: cfg.ConfigOpts, rule: str, environ: dict[str, Any]) -> None:
     """Raise :class:`Forbidden` unless the caller may use ``rule``."""
     permitted, ctx = _decisions(conf).decide(rule, environ)
     if not permitted:
-        ctx = ctx or context.RequestContext.from_environ(environ)
+        ctx = ctx or _context(environ)
         roles = ", ".join(ctx.roles) or "none"
         LOG.info("Denied %s to user %s (roles: %s)", rule, ctx.user_id, roles)
         raise Forbidden(rule=rule, roles=roles)

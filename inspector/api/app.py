@@ -14,6 +14,7 @@ from inspector.api import (
     introspection,
     pxe_filters,
     ramdisk,
+    request_context,
     root,
     rules,
     versions,
@@ -40,6 +41,27 @@ def _negotiate_version() -> None:
         flask.request.headers.get(versions.HEADER),
         flask.request.headers.get(versions.STANDARD_HEADER),
     )
+    newer = flask.current_app.extensions[NEWER].get(flask.request.blueprint)
+    if newer is not None:  # a resource newer than the version asked for
+        versions.require(newer, flask.g.api_version, flask.request.path)
+
+
+NEWER = "inspector.newer_resources"
+"""Where the app keeps its blueprints of resources newer than 1.0, each
+with its entry of :data:`versions.FEATURES`."""
+
+
+def newer_resources(app: flask.Flask) -> dict[str, versions.Feature]:
+    """Blueprint name -> the versioned resource it serves (by path)."""
+    found = {}
+    for name, blueprint in app.blueprints.items():
+        for feature in versions.RESOURCES:
+            if (
+                blueprint.url_prefix == feature.path
+                and feature.since > versions.MINIMUM
+            ):
+                found[name] = feature
+    return found
 
 
 def _add_version_headers(response: flask.Response) -> flask.Response:
@@ -97,9 +119,12 @@ def create_app(rt: Runtime) -> flask.Flask:
     errors.register(app)
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
+    app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication
     app.wsgi_app = StatusFastPath(app.wsgi_app, rt)  # type: ignore[method-assign]
+    # the caller authentication found goes into the request's context
+    app.wsgi_app = request_context.Identity(app.wsgi_app)  # type: ignore[method-assign]
     app.wsgi_app = auth.wrap(app.wsgi_app, rt.conf)  # type: ignore[method-assign,assignment]
     if rt.conf.cors.allowed_origin:
         # outside authentication: a browser's preflight carries no token
@@ -109,4 +134,7 @@ def create_app(rt: Runtime) -> flask.Flask:
         app.wsgi_app = http_proxy_to_wsgi.HTTPProxyToWSGI(  # type: ignore[method-assign]
             app.wsgi_app, rt.conf
         )
+    # outermost: every answer, a 401 or a CORS preflight too, names its
+    # request, and every line logged meanwhile carries its id
+    app.wsgi_app = request_context.RequestIds(app.wsgi_app)  # type: ignore[method-assign]
     return app

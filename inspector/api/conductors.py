@@ -16,24 +16,13 @@ from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("conductors", __name__, url_prefix="/v1/conductors")
 
-SINCE = (1, 19)
 REASON_MAX = 255
-
-
-@blueprint.before_request
-def _requires_version() -> None:
-    if flask.g.api_version < SINCE:
-        raise exceptions.NotFound(
-            f"No resource at {flask.request.path} in API version "
-            f"{flask.g.api_version[0]}.{flask.g.api_version[1]}: conductors "
-            "need version 1.19 or newer"
-        )
 
 
 def _group() -> ServiceGroup:
     rt: Runtime = flask.current_app.config["RUNTIME"]
     if rt.conductors is None:
-        raise exceptions.ServiceUnavailable(reason="no conductor view in this process")
+        raise exceptions.NoConductor(reason="no conductor view in this process")
     return rt.conductors
 
 

@@ -1,4 +1,11 @@
-"""The one place exceptions become HTTP error responses."""
+"""The one place exceptions become HTTP error responses.
+
+A client's mistake (4xx) is answered with the message naming it. A failure
+of the service (5xx) is answered in general terms (the exception's
+``public`` message: which kind of backend failed), whoever asks: its
+details (hosts, ports, users, URLs, the driver's words) go to the log, and
+the answer's ``X-OpenStack-Request-Id`` finds the request's lines there.
+"""
 
 import logging
 
@@ -34,6 +41,15 @@ def error_response(message: str, code: int) -> flask.Response:
     return response
 
 
+SEE_LOG = "; the details are in the service's log"
+
+
+def public_message(exc: exceptions.InspectorError) -> str:
+    """What a client reads about ``exc``: its message for a 4xx, general
+    terms for a 5xx."""
+    return exc.message if exc.code < 500 else exc.public + SEE_LOG
+
+
 def _domain_error(exc: exceptions.InspectorError) -> flask.Response:
     if exc.code == 503:  # a backend is away: Ironic, etcd, the broker
         _failed("backend", str(exc))
@@ -41,7 +57,7 @@ def _domain_error(exc: exceptions.InspectorError) -> flask.Response:
         LOG.error(
             "Request %s %s failed: %s", flask.request.method, flask.request.path, exc
         )
-    response = error_response(exc.message, exc.code)
+    response = error_response(public_message(exc), exc.code)
     if exc.code == 503:
         response.headers["Retry-After"] = "5"
     return response
@@ -50,7 +66,9 @@ def _domain_error(exc: exceptions.InspectorError) -> flask.Response:
 def _http_error(exc: http_exceptions.HTTPException) -> flask.Response:
     code = exc.code or 500
     message = exc.description or exc.name
-    if code == 413:
+    if code >= 500:  # werkzeug's own words, general, but say it our way
+        message = f"{exc.name}{SEE_LOG}"
+    elif code == 413:
         message = "The request body is too large"
     elif code == 405:
         message = (
@@ -67,7 +85,7 @@ def _http_error(exc: http_exceptions.HTTPException) -> flask.Response:
 def _database_down(exc: exceptions.DatabaseUnavailable) -> flask.Response:
     """The database went away under a request: 503, like any backend."""
     _failed("database", f"the database is unreachable: {exc.reason}")
-    response = error_response(exc.message, exc.code)
+    response = error_response(public_message(exc), exc.code)
     response.headers["Retry-After"] = "5"
     return response
 
@@ -79,9 +97,7 @@ def _unexpected(exc: Exception) -> flask.Response:
         flask.request.path,
         exc_info=exc,
     )
-    return error_response(
-        f"Internal server error ({type(exc).__name__}); see the service log", 500
-    )
+    return error_response(f"Internal server error ({type(exc).__name__}){SEE_LOG}", 500)
 
 
 def _recovered(response: flask.Response) -> flask.Response:

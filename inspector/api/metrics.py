@@ -17,6 +17,7 @@ from prometheus_client import core, multiprocess
 
 from inspector import states
 from inspector.db import introspections
+from inspector.exceptions import InspectorError
 from inspector.metrics import MULTIPROC_ENV, PREFIX
 from inspector.runtime import Runtime
 
@@ -143,10 +144,17 @@ def exposition_app(
             body = prometheus_client.generate_latest(_Registry([recorded(), shared]))
         except Exception as exc:  # the database or the backend is away
             LOG.warning("Metrics cannot be collected: %s", exc)
+            # the details (hosts, users) are the log's: /metrics is public
+            what = (
+                exc.public
+                if isinstance(exc, InspectorError)
+                else "Internal server error"
+            )
             return _plain(
                 start_response,
                 "503 Service Unavailable",
-                f"Metrics cannot be collected: {exc}\n".encode(),
+                f"Metrics cannot be collected ({what}); the details are in the "
+                "service's log\n".encode(),
                 [("Retry-After", "5")],
             )
         if environ.get("REQUEST_METHOD") == "HEAD":

@@ -169,12 +169,12 @@ PATHS: dict[str, dict[str, Any]] = {
         "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
         "delete": _op("Delete every rule", "204"),
     },
-    "/v1/conductors": {"get": _op("List conductors (1.19)", "200", 404)},
-    "/v1/pxe-filters": {"get": _op("List PXE filters (1.21)", "200", 404)},
+    "/v1/conductors": {"get": _op("List conductors", "200", 404)},
+    "/v1/pxe-filters": {"get": _op("List PXE filters", "200", 404)},
     "/v1/conductors/{host}": {
-        "get": _op("A conductor (1.19)", "200", 404, params=[_HOST]),
+        "get": _op("A conductor", "200", 404, params=[_HOST]),
         "patch": _op(
-            "Enable or disable a conductor (1.19)",
+            "Enable or disable a conductor",
             "200",
             404,
             413,
@@ -189,6 +189,25 @@ PATHS: dict[str, dict[str, Any]] = {
 }
 
 
+MIN_VERSION = "x-openstack-min-version"
+"""An operation's first API version (from :data:`versions.FEATURES`), on
+the operations of resources newer than 1.0."""
+
+
+def _paths() -> dict[str, dict[str, Any]]:
+    paths: dict[str, dict[str, Any]] = {}
+    for path, operations in PATHS.items():
+        resource = versions.resource_at(path.split("{")[0].rstrip("/"))
+        if resource is None or resource.since == versions.MINIMUM:
+            paths[path] = operations
+            continue
+        since = versions.format_version(resource.since)
+        paths[path] = {
+            method: {**op, MIN_VERSION: since} for method, op in operations.items()
+        }
+    return paths
+
+
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
@@ -196,7 +215,11 @@ def document() -> dict[str, Any]:
             "title": "Bare metal introspection (ironic-inspector v1)",
             "version": versions.format_version(versions.MAXIMUM),
         },
-        "paths": PATHS,
+        "paths": _paths(),
+        "x-openstack-versioned": [
+            {"name": f.name, "kind": f.kind, "since": versions.format_version(f.since)}
+            for f in versions.FEATURES
+        ],
         "components": {
             "schemas": {
                 "Error": {

@@ -8,24 +8,11 @@ reporting, its dnsmasq started, not failing closed.
 
 import flask
 
-from inspector import exceptions
 from inspector.db import pxe
 from inspector.pxe_filter.report import view
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("pxe_filters", __name__, url_prefix="/v1/pxe-filters")
-
-SINCE = (1, 21)
-
-
-@blueprint.before_request
-def _requires_version() -> None:
-    if flask.g.api_version < SINCE:
-        raise exceptions.NotFound(
-            f"No resource at {flask.request.path} in API version "
-            f"{flask.g.api_version[0]}.{flask.g.api_version[1]}: PXE filters "
-            "need version 1.21 or newer"
-        )
 
 
 @blueprint.get("")

@@ -6,10 +6,6 @@ from inspector.api import urls, versions
 
 blueprint = flask.Blueprint("root", __name__)
 
-RESOURCES = ("introspection", "continue", "rules")
-NEWER_RESOURCES = {"conductors": (1, 19)}
-"""Resources of our own microversions: listed from their version on."""
-
 
 def _link(path: str) -> dict[str, str]:
     return {"href": urls.base_url(flask.request.environ) + path, "rel": "self"}
@@ -40,9 +36,7 @@ def get_openapi() -> flask.Response:
 @blueprint.get("/v1")
 @blueprint.get("/v1/")
 def get_resources() -> flask.Response:
-    names = list(RESOURCES) + [
-        name for name, since in NEWER_RESOURCES.items() if flask.g.api_version >= since
-    ]
+    found = versions.resources(flask.g.api_version)
     return flask.jsonify(
-        {"resources": [{"name": n, "links": [_link(f"/v1/{n}")]} for n in names]}
+        {"resources": [{"name": f.name, "links": [_link(f.path)]} for f in found]}
     )

@@ -6,13 +6,13 @@ from typing import Any
 import flask
 
 from inspector import exceptions
-from inspector.api import params, urls
+from inspector.api import params, urls, versions
 from inspector.db import rules as rules_db
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("rules", __name__, url_prefix="/v1/rules")
 
-CREATED_SINCE = (1, 6)
+CREATED_SINCE = versions.since("rule-created-201")
 """Creating a rule answers 201 from this microversion, 200 before it."""
 
 

@@ -7,6 +7,7 @@ timestamps (added in 1.10 and 1.7).
 
 from typing import Any
 
+from inspector.api import versions
 from inspector.db.introspections import Introspection
 
 
@@ -14,7 +15,7 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-PENDING_SINCE = (1, 20)
+PENDING_SINCE = versions.since("pending_ironic_sync")
 """``pending_ironic_sync`` (ours) is in the status from this version on."""
 
 

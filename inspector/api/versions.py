@@ -1,5 +1,7 @@
-"""API microversions: negotiation from request headers, response headers."""
+"""API microversions: what each version adds (one table), negotiation from
+request headers, response headers."""
 
+import dataclasses
 import re
 
 from inspector import exceptions
@@ -7,11 +9,76 @@ from inspector import exceptions
 Version = tuple[int, int]
 
 MINIMUM: Version = (1, 0)
-MAXIMUM: Version = (1, 21)
-"""1.19 (ours): /v1/conductors; 1.20: ``pending_ironic_sync`` in statuses;
-1.21: /v1/pxe-filters.
-Everything of 1.0-1.18 answers at any version, as upstream did; what is
-new answers only from its version."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+    """One versioned thing of the API, declared once."""
+
+    name: str
+    """A resource's name in ``GET /v1``, a field's name, or a behaviour's."""
+    kind: str
+    """``resource`` (a path under /v1, 404 below its version), ``field`` (of
+    an introspection status) or ``behaviour``."""
+    since: Version
+    path: str = ""
+    """A resource's path prefix."""
+
+
+FEATURES = (
+    # ironic-inspector's (1.0-1.18) answer at every version, as upstream's
+    # did: its stock client asks for 1.0 and still uses them all
+    Feature("introspection", "resource", MINIMUM, "/v1/introspection"),
+    Feature("continue", "resource", MINIMUM, "/v1/continue"),
+    Feature("rules", "resource", MINIMUM, "/v1/rules"),
+    Feature("rule-created-201", "behaviour", (1, 6)),
+    # ours: each answers only from its version
+    Feature("conductors", "resource", (1, 19), "/v1/conductors"),
+    Feature("pending_ironic_sync", "field", (1, 20)),
+    Feature("pending_ironic_sync_reason", "field", (1, 20)),
+    Feature("pxe-filters", "resource", (1, 21), "/v1/pxe-filters"),
+)
+"""Every versioned resource, field and behaviour: ``GET /v1``, the routing,
+the status body, rule creation and the OpenAPI document read this table."""
+
+RESOURCES = tuple(f for f in FEATURES if f.kind == "resource")
+
+MAXIMUM: Version = max(f.since for f in FEATURES)
+"""The newest version: that of the newest feature."""
+
+
+def since(name: str) -> Version:
+    """The version that added feature ``name``.
+
+    :raises KeyError: no such feature (a typo must not pass silently).
+    """
+    for feature in FEATURES:
+        if feature.name == name:
+            return feature.since
+    raise KeyError(name)
+
+
+def resources(version: Version) -> list[Feature]:
+    """The resources that exist at ``version``, in the table's order."""
+    return [f for f in RESOURCES if f.since <= version]
+
+
+def resource_at(path: str) -> Feature | None:
+    """The resource a request path belongs to."""
+    for feature in RESOURCES:
+        if path == feature.path or path.startswith(feature.path + "/"):
+            return feature
+    return None
+
+
+def require(feature: Feature, version: Version, path: str) -> None:
+    """:raises NotFound: ``feature`` does not exist at ``version``."""
+    if version < feature.since:
+        raise exceptions.NotFound(
+            f"No resource at {path} in API version {format_version(version)}: "
+            f"{feature.name} needs version {format_version(feature.since)} or newer"
+        )
+
 
 HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
 MIN_HEADER = "X-OpenStack-Ironic-Inspector-API-Minimum-Version"

@@ -173,7 +173,7 @@ class ConductorClient:
         """
         host, tried, causes = self._first_taker("work", self._sender.ready)
         if host is None:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason="no conductor takes work from this API "
                 f"(tried {', '.join(tried)}): {'; '.join(causes)}"
             )
@@ -183,7 +183,7 @@ class ConductorClient:
             method, lambda host: self._sender.send(host, method, kwargs)
         )
         if host is None:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason=f"could not hand {method} over to a conductor "
                 f"(tried {', '.join(tried)}): {'; '.join(causes)}"
             )

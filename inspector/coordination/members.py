@@ -36,12 +36,12 @@ class FixedConductor:
 
     def pick(self, exclude: Collection[str] = ()) -> str:
         if self.host in exclude:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason="the conductor of this process did not take the request"
             )
         reason = _disabled_reason(self._store, self.host)
         if reason is not None:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason=f"the conductor {self.host} is disabled ({reason}); "
                 f"enable it: ironic-inspector-manage conductor enable {self.host}"
             )
@@ -200,13 +200,13 @@ class GroupMembers:
             self.invalidate()  # the cache may be behind: look once more
             candidates = [h for h in self.routable() if h not in exclude]
         if not candidates and self._disabled:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason="no conductor is available: every live conductor is "
                 f"disabled ({', '.join(sorted(self._disabled))}); enable one with "
                 "ironic-inspector-manage conductor enable HOST"
             )
         if not candidates:
-            raise exceptions.ServiceUnavailable(
+            raise exceptions.NoConductor(
                 reason="no conductor is available: none is a live member of "
                 "the conductor group; start ironic-inspector-conductor or "
                 "check [coordination]backend_url"

@@ -45,7 +45,7 @@ def require_conductor(rt: Runtime) -> None:
         none takes work from this process (json-rpc: credentials, TLS).
     """
     if rt.rpc is None:
-        raise exceptions.ServiceUnavailable(reason="no conductor is available")
+        raise exceptions.NoConductor(reason="no conductor is available")
     rt.rpc.require()
 
 
@@ -54,7 +54,7 @@ def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
     it for the leader's sweep (see the module's documentation)."""
     try:
         if rt.rpc is None:
-            raise exceptions.ServiceUnavailable(reason="no conductor is available")
+            raise exceptions.NoConductor(reason="no conductor is available")
         cast(rt.rpc, record.uuid, record.version)
     except exceptions.ServiceUnavailable as exc:
         OUTAGE.failed(exc)

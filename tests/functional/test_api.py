@@ -240,4 +240,50 @@ def test_database_outage_is_503(
         assert resp.status_code == 503, resp.get_json()
         assert resp.headers["Retry-After"] == "5"
         message = resp.get_json()["error"]["message"]
-        assert message.startswith("The database is unreachable: connection to server")
+        assert message.startswith("Service temporarily unavailable: the database")
+        assert '"db"' not in message  # the driver's words are the log's
+
+
+def test_database_outage_details_stay_in_the_log(
+    service: Service,
+    conf: Any,
+    payload: Any,
+    caplog: pytest.LogCaptureFixture,
+    tmp_path: Any,
+) -> None:
+    """A real outage: the API's database is a PostgreSQL server nobody
+    listens for. An anonymous ramdisk post (HTTP basic authentication on)
+    gets a 503 saying the database is unreachable, without its host, port
+    or user; the log has them."""
+    import dataclasses
+    import logging
+    import socket
+
+    from inspector.api import errors
+    from inspector.api.app import create_app
+    from inspector.db import engine
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql+psycopg2://inspector_db_user:pw@127.0.0.1:{port}/inspector"
+    down = engine.Database(url)
+    (tmp_path / "htpasswd").write_text("")
+    conf.set_override("auth_strategy", "http_basic")
+    conf.set_override("http_basic_auth_user_file", str(tmp_path / "htpasswd"))
+    # the health check's plugins find their runtime by the options object:
+    # this app must not take the session service's
+    conf.set_override("enabled", False, group="healthcheck")
+    caplog.set_level(logging.DEBUG, logger=errors.__name__)
+    client = create_app(dataclasses.replace(service.rt, db=down)).test_client()
+    try:
+        resp = client.post("/v1/continue", json=payload("52:54:00:00:00:07", "1.2.3.7"))
+    finally:
+        down.dispose()
+    assert resp.status_code == 503, resp.get_json()
+    message = resp.get_json()["error"]["message"]
+    assert message == (
+        "Service temporarily unavailable: the database is unreachable; "
+        "the details are in the service's log"
+    )
+    assert "127.0.0.1" in caplog.text and str(port) in caplog.text

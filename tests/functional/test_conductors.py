@@ -2,12 +2,15 @@
 same database) and routing agree; bad input is refused."""
 
 import json
+import logging
 import pathlib
 import subprocess
 from typing import Any
 
+import pytest
 from oslo_config import cfg
 
+from inspector.api import errors
 from tests.functional.conftest import Service, add_node, database_conf, run_script
 
 V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
@@ -44,7 +47,10 @@ def _from_cli(service: Service, tmp_path: pathlib.Path) -> list[dict[str, Any]]:
 
 
 def test_http_cli_and_routing_agree(
-    service: Service, tmp_path: pathlib.Path, conf: cfg.ConfigOpts
+    service: Service,
+    tmp_path: pathlib.Path,
+    conf: cfg.ConfigOpts,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     host = _host(service)
     assert (
@@ -58,9 +64,12 @@ def test_http_cli_and_routing_agree(
     assert _http(service) == _from_cli(service, tmp_path)
     assert _http(service)[0]["disabled_reason"] == "firmware"
     node = add_node(service)
+    caplog.set_level(logging.DEBUG, logger=errors.__name__)
     refused = service.client.post(f"/v1/introspection/{node['uuid']}")
     assert refused.status_code == 503
-    assert "is disabled (firmware)" in refused.get_json()["error"]["message"]
+    message = refused.get_json()["error"]["message"]
+    assert "no conductor is available" in message and host not in message
+    assert f"the conductor {host} is disabled (firmware)" in caplog.text
     resp = service.client.patch(
         f"/v1/conductors/{host}", headers=V119, json={"enabled": True}
     )

@@ -29,7 +29,7 @@ def no_delivery(*_args: Any, **_kwargs: Any) -> str:
 
 
 def no_conductor(*_args: Any, **_kwargs: Any) -> str:
-    raise exceptions.ServiceUnavailable(
+    raise exceptions.NoConductor(
         reason="no conductor is available: none is a live member of the "
         "conductor group (test)"
     )

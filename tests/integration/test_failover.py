@@ -253,7 +253,7 @@ def test_outage_answers_503_fast_and_recovers(
     without restarting anything."""
     no_broker(running, server)
     client = Client(running.url)
-    (_machine, known), _ = _introspect_soon(client, lab, 10)
+    (machine, known), _ = _introspect_soon(client, lab, 10)
     client.wait_for(known, "waiting", timeout=30)
     _spare, uuid = lab.machine()
     postgres = running.postgres
@@ -271,6 +271,13 @@ def test_outage_answers_503_fast_and_recovers(
             resp = client.get(f"/v1/introspection/{known}")
             assert resp.status_code == 503, resp.text
             assert "database is unreachable" in resp.json()["error"]["message"]
+            # the ramdisk's post: what failed, not where (the log has that)
+            posted = client.post("/v1/continue", json=machine.payload())
+            assert posted.status_code == 503, posted.text
+            message = posted.json()["error"]["message"]
+            assert message.startswith("Service temporarily unavailable: the database")
+            for detail in ("127.0.0.1", str(postgres.port), "inspector@", "psycopg"):
+                assert detail not in posted.text, posted.text
         failing = {
             "rabbitmq": "messaging",
             "etcd": "coordination",

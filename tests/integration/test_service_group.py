@@ -206,7 +206,9 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
     assert "last enabled conductor" in resp.json()["warning"]
     refused = refused_start(client, lab)
     assert refused.status_code == 503
-    assert "every live conductor is disabled" in refused.json()["error"]["message"]
+    message = refused.json()["error"]["message"]
+    assert "no conductor is available" in message  # which ones: the log's
+    assert c1 not in message and c2 not in message
     for host in (c1, c2):
         assert manage(cluster, "enable", host).returncode == 0
     assert routable(agree(client, cluster)) == {c1, c2}
