@@ -7,6 +7,11 @@ with a deadline, or owned by one run of one conductor. It is lost when:
   before taking it, or was lost in transit), or the API could not hand it
   over at all (an outage of the broker or the coordination backend: the
   API then sets the deadline to now, see :mod:`inspector.intake.handover`);
+- nobody claimed it yet, and the conductor its cast went to (``handed_to``)
+  is no longer a member of the group: the cast sits in that conductor's
+  broker queue and nobody will take it before the deadline. The API's view
+  of the group lags a kill by the backend's membership timeout, so casts
+  made right after a kill go to the dead conductor;
 - its owner is no longer a member of the conductor group (stopped, killed,
   or its membership lease expired);
 - its owner is this very host, but an earlier run of it (a restart).
@@ -66,10 +71,28 @@ def orphans(
                     "could not be handed over, or the conductor it was sent "
                     "to died)",
                 )
+            elif (
+                record.handed_to not in (None, host)
+                and alive is not None
+                and record.handed_to not in alive
+            ):
+                yield Orphan(
+                    record,
+                    f"conductor {record.handed_to} left the group before "
+                    f"taking the {step} step cast to it",
+                )
         elif alive is not None and record.owner not in alive:
             yield Orphan(
                 record, f"conductor {record.owner} left the group while {step}"
             )
+
+
+def _judged_by_group(record: Introspection, host: str) -> bool:
+    """Whether the leader needs the group to judge ``record``: another
+    conductor owns it, or its cast went to another conductor."""
+    if record.owner is None:
+        return record.handed_to not in (None, host)
+    return record.owner != host
 
 
 class Takeover:
@@ -93,7 +116,7 @@ class Takeover:
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = introspections.working(self.rt.db)
         hosts: Collection[str] | None = ()
-        if leader and any(r.owner not in (None, host) for r in records):
+        if leader and any(_judged_by_group(r, host) for r in records):
             try:
                 hosts = alive()
             except exceptions.ServiceUnavailable as exc:

@@ -64,6 +64,49 @@ def test_unclaimed_step_past_its_deadline_is_resumed(
     assert service.ironic.nodes[uuid]["power_state"] == "power on"
 
 
+def _processing_cast_to(service: Service, uuid: str, payload: Any, host: str) -> None:
+    """A continue the API cast to ``host`` (RabbitMQ) that nobody claimed
+    yet, with the claim deadline far ahead."""
+    db = service.rt.db
+    record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.9"]})
+    record = introspections.transition(
+        db, uuid, states.WAIT, expected_version=record.version
+    )
+    data = payload(random_mac(), "192.0.2.9")
+    record = introspections.transition(
+        db,
+        uuid,
+        states.PROCESS,
+        expected_version=record.version,
+        raw_data=data,
+        claim_within=3600,
+    )
+    assert introspections.handed(db, uuid, record.version, host)
+
+
+def test_cast_to_a_conductor_that_left_is_resumed_before_its_deadline(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    """Issue 35, window B: the cast sits in a dead conductor's queue; the
+    leader does not wait the claim deadline (an hour here) for it."""
+    uuid = node["uuid"]
+    _processing_cast_to(service, uuid, payload, "conductor-killed")
+    assert service.conductor._cluster_duties() is None
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED, status
+
+
+def test_cast_to_a_live_conductor_waits_for_it(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    _processing_cast_to(service, uuid, payload, service.rt.conf.host)
+    assert service.conductor.manager.sweep(lambda: [service.rt.conf.host], True) == 0
+    current = introspections.get(service.rt.db, uuid)
+    assert current.state == states.PROCESSING and current.owner is None
+    introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
+
+
 def test_unclaimed_step_before_its_deadline_is_left_alone(
     service: Service, node: dict[str, Any]
 ) -> None:
@@ -184,3 +227,64 @@ def test_lock_held_by_other_work_ends_the_step(
     assert status["error"] == (
         f"Could not lock node {uuid} within 0 s: other work on it did not finish"
     )
+
+
+def test_next_step_delivered_while_the_last_one_ends_is_claimed(
+    service: Service,
+    node: dict[str, Any],
+    payload: Any,
+    conf: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35, window A: the ramdisk posts as soon as the node is
+    ``waiting``, and the cast of the processing step reaches the conductor
+    whose start step is still giving the node's lock back. That delivery
+    used to be turned away ("already being worked on here"), leaving the
+    step unclaimed until the claim deadline (an hour here)."""
+    import threading
+
+    conf.set_override("claim_timeout", 3600, group="coordination")
+    uuid = node["uuid"]
+    manager = service.conductor.manager
+    ending = threading.Event()
+    let_go = threading.Event()
+    delivered = threading.Event()
+    real_get_lock = service.rt.locks.get_lock
+
+    def get_lock(node_uuid: str) -> Any:
+        lock = real_get_lock(node_uuid)
+        if node_uuid != uuid or ending.is_set():  # the API's, or processing's
+            return lock
+        if not threading.current_thread().name.startswith("work"):
+            return lock
+        real_release = lock.release
+
+        def release() -> None:  # the start step ended; its worker lingers here
+            ending.set()
+            let_go.wait(10)
+            real_release()
+
+        lock.release = release  # type: ignore[method-assign]
+        return lock
+
+    real_submit = manager.queue.submit
+
+    def submit(*args: Any, **kwargs: Any) -> Any:
+        queued = real_submit(*args, **kwargs)
+        if args[2] == states.PROCESSING:
+            delivered.set()
+        return queued
+
+    monkeypatch.setattr(service.rt.locks, "get_lock", get_lock)
+    monkeypatch.setattr(manager.queue, "submit", submit)
+    try:
+        assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+        assert ending.wait(10), "the start step never ended"
+        data = payload(random_mac(), node["driver_info"]["ipmi_address"])
+        assert service.client.post("/v1/continue", json=data).status_code == 200
+        assert delivered.wait(10), "the processing cast never arrived"
+        assert introspections.get(service.rt.db, uuid).owner == service.rt.conf.host
+    finally:
+        let_go.set()
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED, status
