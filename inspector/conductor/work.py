@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from inspector import exceptions, metrics, states
+from inspector import exceptions, faults, metrics, states
 from inspector.conductor import outcome
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
@@ -102,6 +102,7 @@ class WorkQueue:
                 self.rt.run_id,
                 state=expected_state,
             )
+            faults.at("claimed", expected_state, uuid)
             return self._workers.submit(self._run_locked, record, expected_state, step)
         except exceptions.StaleState:
             self._dropped(uuid, version, expected_state)
@@ -196,6 +197,7 @@ class WorkQueue:
                 f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
             )
             return
+        faults.at("locked", expected_state, uuid)
         LOG.debug(
             "Node %s locked for %s after %.0f ms",
             uuid,
@@ -205,6 +207,7 @@ class WorkQueue:
         try:
             step(record)
             LOG.debug("The %s step of node %s ended", expected_state, uuid)
+            faults.at("ended", expected_state, uuid)
         except exceptions.StaleState:
             LOG.warning(
                 "Node %s changed while %s; dropping this work", uuid, expected_state
