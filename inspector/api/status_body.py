@@ -15,7 +15,8 @@ def _iso(value: Any) -> str | None:
 
 
 PENDING_SINCE = (1, 20)
-"""``pending_ironic_sync`` (ours) is in the status from this version on."""
+"""``pending_ironic_sync`` (ours) is in the status from this version on,
+and so are ``owner`` and ``owner_since`` (issue 35)."""
 
 
 def status_body(
@@ -36,4 +37,8 @@ def status_body(
         # finished, but Ironic has not taken every result yet
         body["pending_ironic_sync"] = record.owed_writes is not None
         body["pending_ironic_sync_reason"] = record.owed_reason
+        # who does the current step, since when: a step whose conductor died
+        # shows its dead owner here until the leader takes it over
+        body["owner"] = record.owner
+        body["owner_since"] = _iso(record.claimed_at)
     return body

@@ -40,6 +40,8 @@ LOG = logging.getLogger(__name__)
 class Orphan:
     record: Introspection
     reason: str
+    cause: str = "owner_left"
+    """The ``cause`` label of ``steps_taken_over`` (:mod:`inspector.metrics`)."""
 
 
 def orphans(
@@ -60,7 +62,9 @@ def orphans(
         step = record.state
         if record.owner == host:
             if record.owner_run != run:
-                yield Orphan(record, f"conductor {host} restarted while {step}")
+                yield Orphan(
+                    record, f"conductor {host} restarted while {step}", "restarted"
+                )
         elif not leader:
             continue
         elif record.owner is None:
@@ -70,6 +74,7 @@ def orphans(
                     f"no conductor picked up the {step} step in time (it "
                     "could not be handed over, or the conductor it was sent "
                     "to died)",
+                    "unclaimed",
                 )
             elif (
                 record.handed_to not in (None, host)
@@ -80,6 +85,7 @@ def orphans(
                     record,
                     f"conductor {record.handed_to} left the group before "
                     f"taking the {step} step cast to it",
+                    "addressee_left",
                 )
         elif alive is not None and record.owner not in alive:
             yield Orphan(
@@ -141,7 +147,9 @@ class Takeover:
                 # claimed here, but no worker has it: its work ended early
                 found.append(
                     Orphan(
-                        record, f"its {record.state} step on {host} ended unfinished"
+                        record,
+                        f"its {record.state} step on {host} ended unfinished",
+                        "ended_early",
                     )
                 )
         for orphan in found:
@@ -149,7 +157,9 @@ class Takeover:
             self._resumer.submit(self._resume_once, orphan)
         return len(found)
 
-    def resume(self, record: Introspection, reason: str) -> None:
+    def resume(
+        self, record: Introspection, reason: str, cause: str = "owner_left"
+    ) -> None:
         """Queue the lost step of ``record`` again, or end it when it
         cannot be resumed (the ramdisk's data never got stored)."""
         step = self._steps.get(record.state)
@@ -171,14 +181,16 @@ class Takeover:
             reason,
         )
         metrics.ORPHANS_RESOLVED.labels("resumed").inc()
-        self._queue.submit(record.uuid, record.version, record.state, step)
+        queued = self._queue.submit(record.uuid, record.version, record.state, step)
+        if queued is not None:  # claimed: not a stale or duplicate find
+            metrics.STEPS_TAKEN_OVER.labels(record.state, cause).inc()
 
     def stop(self) -> None:
         self._resumer.shutdown(wait=True)
 
     def _resume_once(self, orphan: Orphan) -> None:
         try:
-            self.resume(orphan.record, orphan.reason)
+            self.resume(orphan.record, orphan.reason, orphan.cause)
         except Exception:
             LOG.exception("Resuming node %s failed", orphan.record.uuid)
         finally:

@@ -288,3 +288,62 @@ def test_next_step_delivered_while_the_last_one_ends_is_claimed(
         let_go.set()
     status = service.wait_for(uuid, *states.FINAL, timeout=10)
     assert status["state"] == states.FINISHED, status
+
+
+def test_step_of_a_dead_conductor_is_visible_while_it_waits(
+    service: Service,
+    node: dict[str, Any],
+    payload: Any,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: while the takeover has not happened yet, the status names
+    the dead owner and since when, ``conductor lost-steps`` lists the step
+    (exit status 1), and once resumed the counter of steps taken over says
+    so."""
+    import json
+
+    from inspector import metrics
+    from tests.functional.conftest import database_conf, run_script
+
+    uuid = node["uuid"]
+    manager = service.conductor.manager
+    real_sweep = manager.sweep
+    monkeypatch.setattr(manager, "sweep", lambda *_a, **_k: 0)  # no takeover yet
+    _processing_left_by(service, uuid, payload, node, "conductor-killed", "r")
+    status = service.client.get(f"/v1/introspection/{uuid}").get_json()
+    assert status["state"] == states.PROCESSING
+    assert status["owner"] == "conductor-killed"
+    claimed = introspections.get(service.rt.db, uuid).claimed_at
+    assert claimed is not None and status["owner_since"] == claimed.isoformat()
+    old = service.client.get(
+        f"/v1/introspection/{uuid}",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.19"},
+    ).get_json()
+    assert "owner" not in old and "owner_since" not in old
+
+    conf = f"[DEFAULT]\nhost = {service.rt.conf.host}\n" + database_conf(service)
+    listed = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "conductor", "lost-steps", "--json"
+    )
+    assert listed.returncode == 1, listed.stderr
+    (row,) = [r for r in json.loads(listed.stdout) if r["node"] == uuid]
+    assert row == {
+        "node": uuid,
+        "step": "processing",
+        "owner": "conductor-killed",
+        "owner_since": claimed.isoformat(),
+        "handed_to": None,
+        "reason": "conductor conductor-killed left the group while processing",
+    }
+
+    taken = metrics.STEPS_TAKEN_OVER.labels("processing", "owner_left")
+    before = taken._value.get()
+    assert real_sweep(service.conductor.members.hosts, True) == 1
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED and status["owner"] is None
+    assert taken._value.get() == before + 1
+    listed = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "conductor", "lost-steps", "--json"
+    )
+    assert uuid not in listed.stdout
