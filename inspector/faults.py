@@ -2,11 +2,11 @@
 named step boundary, so a test can replay each window of a takeover.
 
 Off unless the process's environment names an arming file in
-``IRONIC_INSPECTOR_FAULT``. The file holds one line, ``<boundary> <action>``
-(``exit``: the process ends at once as a SIGKILL would leave it; ``stop``:
-it freezes as under SIGSTOP); a boundary is ``<point>:<step>``, e.g.
-``locked:processing``. The first process to reach an armed boundary takes
-the file away (a rename: one process only) and acts; the others go on.
+``IRONIC_INSPECTOR_FAULT``. The file holds one line, ``<boundary>
+<action>`` (``exit``: the process SIGKILLs itself; ``stop``: it SIGSTOPs
+itself); a boundary is ``<point>:<step>``, e.g. ``locked:processing``.
+The first process to reach an armed boundary takes the file away (a
+rename: one process only) and acts; the others go on.
 """
 
 import logging
@@ -43,7 +43,4 @@ def at(point: str, step: str, uuid: str) -> None:
     LOG.critical(
         "Fault injection (%s): %s at %s of node %s", ENV, action, boundary, uuid
     )
-    if action == "stop":
-        os.kill(os.getpid(), signal.SIGSTOP)
-    else:
-        os._exit(137)
+    os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGKILL)

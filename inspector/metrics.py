@@ -64,6 +64,12 @@ STEPS_TAKEN_OVER = prometheus_client.Counter(
     ["step", "cause"],
 )
 
+LOCKS_BROKEN = prometheus_client.Counter(
+    f"{PREFIX}_locks_broken",
+    "Node locks of conductors that left the group broken by the leader "
+    "(etcd), instead of waiting out their lease.",
+)
+
 
 def call_label(what: str) -> str:
     """ "set power state 'power off'" -> 'set_power_state_power_off'."""

@@ -31,6 +31,7 @@ from inspector import exceptions, metrics
 from inspector.conductor.work import Step, WorkQueue, fail
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
+from inspector.locking.base import holder_host
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -111,6 +112,9 @@ class Takeover:
         self._queue = queue
         self._steps = steps
         self._resuming: set[str] = set()
+        self._suspects: set[tuple[str, str]] = set()
+        """Locks (key, value) the last sweep found held by a conductor that
+        had left the group: broken if the next sweep finds them still so."""
         self._resumer = concurrent.futures.ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="resume"
         )
@@ -121,8 +125,12 @@ class Takeover:
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = introspections.working(self.rt.db)
+        locks = self._held_locks() if leader else {}
         hosts: Collection[str] | None = ()
-        if leader and any(_judged_by_group(r, host) for r in records):
+        if leader and (
+            any(_judged_by_group(r, host) for r in records)
+            or any(holder_host(v) not in (None, host) for v in locks.values())
+        ):
             try:
                 hosts = alive()
             except exceptions.ServiceUnavailable as exc:
@@ -130,6 +138,8 @@ class Takeover:
                 # unclaimed steps need no group to be judged lost
                 LOG.warning("Not judging other conductors' work this time: %s", exc)
                 hosts = None
+        if leader:
+            self._break_dead_locks(locks, hosts)
         now = introspections.utcnow()
         found = [
             o
@@ -156,6 +166,46 @@ class Takeover:
             self._resuming.add(orphan.record.uuid)
             self._resumer.submit(self._resume_once, orphan)
         return len(found)
+
+    def _held_locks(self) -> dict[str, str]:
+        try:
+            return self.rt.locks.holders()
+        except Exception as exc:  # the backend is away: nothing to judge
+            LOG.debug("Cannot list the node locks: %s", exc)
+            return {}
+
+    def _break_dead_locks(
+        self, locks: dict[str, str], alive: Collection[str] | None
+    ) -> None:
+        """Break the node locks of conductors that left the group, so that
+        their steps (and the next step of a node whose step they ended) go
+        on after ``membership_timeout`` instead of the rest of the lock
+        lease (``lock_timeout``). A lock must be seen so in two sweeps in a
+        row: a conductor starting takes locks just before it joins. The
+        conductor that held it, if only cut off, is fenced by the claim's
+        version as when its lease runs out."""
+        if alive is None or self.rt.conf.host not in alive:
+            self._suspects = set()  # no trustworthy view of the group
+            return
+        dead = {
+            (key, value)
+            for key, value in locks.items()
+            if holder_host(value) not in (None, *alive)
+        }
+        for key, value in sorted(dead & self._suspects):
+            try:
+                broken = self.rt.locks.break_lock(key, value)
+            except Exception as exc:  # tried again on the next sweep
+                LOG.debug("Could not break lock %s: %s", key, exc)
+                continue
+            if broken:
+                metrics.LOCKS_BROKEN.inc()
+                LOG.warning(
+                    "Broke a node lock of conductor %s, which left the group: %s",
+                    holder_host(value),
+                    key,
+                )
+        self._suspects = dead
 
     def resume(
         self, record: Introspection, reason: str, cause: str = "owner_left"

@@ -347,3 +347,37 @@ def test_step_of_a_dead_conductor_is_visible_while_it_waits(
         tmp_path, "ironic-inspector-manage", conf, "conductor", "lost-steps", "--json"
     )
     assert uuid not in listed.stdout
+
+
+def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, window C: a killed conductor's node locks stayed taken for
+    the rest of their lease (lock_timeout, 30 s by default), holding up the
+    resumed step or the node's next one. The leader breaks them once it
+    has seen their holder out of the group in two sweeps in a row."""
+    host = service.rt.conf.host
+    held = {
+        "k-dead": "conductor-killed/run1/aa",
+        "k-api": "0123abcd",  # the API's locks name no conductor
+        "k-live": f"{host}/run2/bb",
+    }
+    broken: list[str] = []
+
+    def break_lock(key: str, value: str) -> bool:
+        assert held[key] == value
+        broken.append(key)
+        return True
+
+    monkeypatch.setattr(service.rt.locks, "holders", lambda: dict(held))
+    monkeypatch.setattr(service.rt.locks, "break_lock", break_lock)
+    sweep = service.conductor.manager.sweep
+    sweep(lambda: [host], True)
+    assert broken == []  # first look: maybe a conductor about to join
+    sweep(lambda: ["someone-else"], True)  # a view without us: not trusted
+    sweep(lambda: [host], True)
+    assert broken == []
+    sweep(lambda: [host], True)
+    assert broken == ["k-dead"]
+    sweep(lambda: [host], False)  # only the leader breaks locks
+    assert broken == ["k-dead"]

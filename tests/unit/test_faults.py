@@ -9,7 +9,7 @@ from inspector import faults
 
 def test_off_without_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(faults.ENV, raising=False)
-    monkeypatch.setattr(faults.os, "_exit", pytest.fail)
+    monkeypatch.setattr(faults.os, "kill", pytest.fail)
     faults.at("locked", "processing", "u1")
 
 
@@ -20,15 +20,15 @@ def test_fires_once_at_the_armed_boundary(
     armed.write_text("locked:processing exit\n")
     monkeypatch.setenv(faults.ENV, str(armed))
     exits: list[int] = []
-    monkeypatch.setattr(faults.os, "_exit", exits.append)
+    monkeypatch.setattr(faults.os, "kill", lambda _pid, sig: exits.append(sig))
     faults.at("locked", "starting", "u1")
     faults.at("claimed", "processing", "u1")
     assert exits == [] and armed.exists()
     faults.at("locked", "processing", "u1")
-    assert exits == [137]
+    assert exits == [faults.signal.SIGKILL]
     assert not armed.exists() and (tmp_path / "fault.fired").exists()
     faults.at("locked", "processing", "u2")  # fired: the next process goes on
-    assert exits == [137]
+    assert exits == [faults.signal.SIGKILL]
 
 
 def test_stop_freezes_the_process(
