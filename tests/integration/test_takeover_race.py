@@ -191,8 +191,12 @@ def test_kill_in_a_burst_loses_nothing(
     late = {u: round(t, 1) for u, t in ended.items() if t >= RESOLVE_WITHIN}
     print(
         f"\nrun {run + 1}/{RUNS}: killed {victim.host} (its log named {named} "
-        f"of {COUNT}); {len(taken)} taken over; ended after "
-        + ", ".join(f"{t:.1f}" for t in sorted(ended.values()))
+        f"of {COUNT}); {len(taken)} taken over, ended after "
+        + ", ".join(f"{ended[u]:.1f}" for u in sorted(taken, key=ended.__getitem__))
+        + " s; the others after "
+        + ", ".join(
+            f"{ended[u]:.1f}" for u in sorted(set(ended) - taken, key=ended.__getitem__)
+        )
         + f" s\n{_summary(name)}"
     )
     errors = {u: b for u, b in last.items() if b.get("error")}
