@@ -101,7 +101,15 @@ def test_cast_to_a_live_conductor_waits_for_it(
 ) -> None:
     uuid = node["uuid"]
     _processing_cast_to(service, uuid, payload, service.rt.conf.host)
-    assert service.conductor.manager.sweep(lambda: [service.rt.conf.host], True) == 0
+    from inspector.conductor.takeover import Takeover
+
+    manager = service.conductor.manager
+    sweeper = Takeover(service.rt, manager.queue, manager.steps)
+    resumed: list[str] = []
+    sweeper.resume = lambda record, *_: resumed.append(record.uuid)  # type: ignore[method-assign]
+    sweeper.sweep(lambda: [service.rt.conf.host], True)
+    sweeper.stop()  # waits for what the sweep handed to its resumer
+    assert uuid not in resumed
     current = introspections.get(service.rt.db, uuid)
     assert current.state == states.PROCESSING and current.owner is None
     introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
@@ -350,12 +358,17 @@ def test_step_of_a_dead_conductor_is_visible_while_it_waits(
 
 
 def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
-    service: Service, monkeypatch: pytest.MonkeyPatch
+    service: Service,
 ) -> None:
     """Issue 35, window C: a killed conductor's node locks stayed taken for
     the rest of their lease (lock_timeout, 30 s by default), holding up the
     resumed step or the node's next one. The leader breaks them once it
     has seen their holder out of the group in two sweeps in a row."""
+    import dataclasses
+
+    from inspector.conductor.takeover import Takeover
+    from inspector.locking.semaphore import SemaphoreLockProvider
+
     host = service.rt.conf.host
     held = {
         "k-dead": "conductor-killed/run1/aa",
@@ -364,20 +377,28 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
     }
     broken: list[str] = []
 
-    def break_lock(key: str, value: str) -> bool:
-        assert held[key] == value
-        broken.append(key)
-        return True
+    class Locks(SemaphoreLockProvider):
+        def holders(self) -> dict[str, str]:
+            return dict(held)
 
-    monkeypatch.setattr(service.rt.locks, "holders", lambda: dict(held))
-    monkeypatch.setattr(service.rt.locks, "break_lock", break_lock)
-    sweep = service.conductor.manager.sweep
-    sweep(lambda: [host], True)
-    assert broken == []  # first look: maybe a conductor about to join
-    sweep(lambda: ["someone-else"], True)  # a view without us: not trusted
-    sweep(lambda: [host], True)
-    assert broken == []
-    sweep(lambda: [host], True)
-    assert broken == ["k-dead"]
-    sweep(lambda: [host], False)  # only the leader breaks locks
-    assert broken == ["k-dead"]
+        def break_lock(self, key: str, value: str) -> bool:
+            assert held[key] == value
+            broken.append(key)
+            return True
+
+    # a takeover of its own: the service's periodic sweep runs beside it
+    rt = dataclasses.replace(service.rt, locks=Locks())
+    manager = service.conductor.manager
+    sweeper = Takeover(rt, manager.queue, manager.steps)
+    try:
+        sweeper.sweep(lambda: [host], True)
+        assert broken == []  # first look: maybe a conductor about to join
+        sweeper.sweep(lambda: ["someone-else"], True)  # a view without us
+        sweeper.sweep(lambda: [host], True)
+        assert broken == []
+        sweeper.sweep(lambda: [host], True)
+        assert broken == ["k-dead"]
+        sweeper.sweep(lambda: [host], False)  # only the leader breaks locks
+        assert broken == ["k-dead"]
+    finally:
+        sweeper.stop()
