@@ -54,6 +54,22 @@ ORPHANS_RESOLVED = prometheus_client.Counter(
     ["outcome"],
 )
 
+STEPS_TAKEN_OVER = prometheus_client.Counter(
+    f"{PREFIX}_steps_taken_over",
+    "Steps a conductor resumed by takeover, by step and by cause: "
+    "owner_left (its conductor left the group), addressee_left (its cast "
+    "went to a conductor that left before claiming it), unclaimed (claim "
+    "deadline passed), restarted (an earlier run of this conductor), "
+    "ended_early (its worker here ended without finishing it).",
+    ["step", "cause"],
+)
+
+LOCKS_BROKEN = prometheus_client.Counter(
+    f"{PREFIX}_locks_broken",
+    "Node locks of conductors that left the group broken by the leader "
+    "(etcd), instead of waiting out their lease.",
+)
+
 
 def call_label(what: str) -> str:
     """ "set power state 'power off'" -> 'set_power_state_power_off'."""

@@ -86,6 +86,11 @@ class InspectorServer:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
 
+    @property
+    def exited(self) -> bool:
+        """Whether the process was started and has ended by itself."""
+        return self._proc is not None and self._proc.poll() is not None
+
     def _config(self) -> str:
         groups: dict[str, dict[str, str]] = {
             "DEFAULT": {

@@ -17,6 +17,8 @@ def _iso(value: Any) -> str | None:
 
 PENDING_SINCE = versions.since("pending_ironic_sync")
 """``pending_ironic_sync`` (ours) is in the status from this version on."""
+OWNER_SINCE = versions.since("owner")
+"""``owner`` and ``owner_since`` (ours) are in the status from this version on."""
 
 
 def status_body(
@@ -37,4 +39,9 @@ def status_body(
         # finished, but Ironic has not taken every result yet
         body["pending_ironic_sync"] = record.owed_writes is not None
         body["pending_ironic_sync_reason"] = record.owed_reason
+    if version >= OWNER_SINCE:
+        # who does the current step, since when: a step whose conductor died
+        # shows its dead owner here until the leader takes it over
+        body["owner"] = record.owner
+        body["owner_since"] = _iso(record.claimed_at)
     return body

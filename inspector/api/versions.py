@@ -37,6 +37,8 @@ FEATURES = (
     Feature("pending_ironic_sync", "field", (1, 20)),
     Feature("pending_ironic_sync_reason", "field", (1, 20)),
     Feature("pxe-filters", "resource", (1, 21), "/v1/pxe-filters"),
+    Feature("owner", "field", (1, 22)),
+    Feature("owner_since", "field", (1, 22)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

@@ -3,7 +3,9 @@
 ``conductor list | show HOST | disable HOST [--reason TEXT] | enable HOST |
 forget HOST``
 read and change the same service-group view the API serves and routes by
-(the coordination backend in split mode, the database in standalone mode).
+(the coordination backend in split mode, the database in standalone mode);
+``conductor lost-steps [--json]`` lists the steps a dead conductor left
+that wait for the leader's takeover.
 ``pxe-filter list [--json] | sync [HOST] | forget HOST`` shows the PXE
 filters' reports and asks them for a repair sync;
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
@@ -44,6 +46,12 @@ def _add_commands(subparsers: Any) -> None:
     disable.add_argument("--reason", default=None)
     enable = actions.add_parser("enable", help="new work for HOST again")
     enable.add_argument("conductor", metavar="HOST")
+    lost = actions.add_parser(
+        "lost-steps",
+        help="steps owned by (or cast to) a conductor that is not alive, or "
+        "unclaimed past their deadline: waiting for the leader's takeover",
+    )
+    lost.add_argument("--json", action="store_true")
     forget = actions.add_parser(
         "forget", help="remove a stopped conductor (gone for good) from the list"
     )
@@ -231,6 +239,39 @@ def _pxe_filters(conf: cfg.ConfigOpts) -> int:
     return 0
 
 
+LOST_COLUMNS = ("node", "step", "owner", "owner_since", "handed_to", "reason")
+
+
+def _lost_steps(conf: cfg.ConfigOpts, group: Any) -> int:
+    """The steps the leader's next sweep takes over, as the leader judges
+    them (:func:`inspector.conductor.takeover.orphans`); exit status 1 when
+    there is any."""
+    from inspector.conductor import takeover
+    from inspector.db import engine, introspections
+
+    alive = [c["hostname"] for c in group.conductors(with_work=False) if c["alive"]]
+    db = engine.from_conf(conf)
+    now = introspections.utcnow()
+    # judged as a leader would, by none of the conductors: an earlier run of
+    # a live conductor is not seen here (that conductor resumes it at start)
+    found = takeover.orphans(introspections.working(db), alive, "", "", now, True)
+    rows = [
+        {
+            "node": o.record.uuid,
+            "step": o.record.state,
+            "owner": o.record.owner,
+            "owner_since": o.record.claimed_at and o.record.claimed_at.isoformat(),
+            "handed_to": o.record.handed_to,
+            "reason": o.reason,
+        }
+        for o in found
+    ]
+    print(
+        json.dumps(rows, indent=2) if conf.command.json else _table(rows, LOST_COLUMNS)
+    )
+    return 1 if rows else 0
+
+
 def run(conf: cfg.ConfigOpts) -> int:
     if conf.command.name == "sync":
         return _sync(conf)
@@ -250,6 +291,8 @@ def run(conf: cfg.ConfigOpts) -> int:
         else:
             for key, value in view.items():
                 print(f"{key:16} {'' if value is None else value}")
+    elif action == "lost-steps":
+        return _lost_steps(conf, group)
     elif action == "forget":
         group.forget(conf.command.conductor)
         print(f"Conductor {conf.command.conductor} forgotten")

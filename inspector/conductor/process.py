@@ -10,7 +10,7 @@ stores the data again without them, and writes them to
 import logging
 from typing import Any
 
-from inspector import exceptions, states
+from inspector import exceptions, faults, states
 from inspector.conductor import outcome
 from inspector.db import stored_data
 from inspector.db.introspections import Introspection
@@ -55,6 +55,7 @@ def run(rt: Runtime, hooks: list[ProcessingHook], record: Introspection) -> None
     )
     try:
         done = outcome.process(rt, hooks, record, raw, power_off)
+        faults.at("applied", record.state, uuid=record.uuid)
         # before the state says finished: a client that sees it finds the file
         logs.settle(failed=False)
         outcome.finish(rt, record, done)

@@ -2,7 +2,7 @@
 
 import logging
 
-from inspector import exceptions, states
+from inspector import exceptions, faults, states
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.work import fence
 from inspector.db import introspections
@@ -34,6 +34,7 @@ def run(rt: Runtime, pacer: PowerOnPacer, record: Introspection) -> None:
                 f"Failed to power on the node: {exc}"
             ) from exc
         LOG.info("Node %s is booting into the introspection ramdisk", uuid)
+        faults.at("powered", record.state, uuid)
     else:
         LOG.info(
             "Node %s: boot is managed by the operator; waiting for the ramdisk",

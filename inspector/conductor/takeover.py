@@ -7,6 +7,11 @@ with a deadline, or owned by one run of one conductor. It is lost when:
   before taking it, or was lost in transit), or the API could not hand it
   over at all (an outage of the broker or the coordination backend: the
   API then sets the deadline to now, see :mod:`inspector.intake.handover`);
+- nobody claimed it yet, and the conductor its cast went to (``handed_to``)
+  is no longer a member of the group: the cast sits in that conductor's
+  broker queue and nobody will take it before the deadline. The API's view
+  of the group lags a kill by the backend's membership timeout, so casts
+  made right after a kill go to the dead conductor;
 - its owner is no longer a member of the conductor group (stopped, killed,
   or its membership lease expired);
 - its owner is this very host, but an earlier run of it (a restart).
@@ -26,6 +31,7 @@ from inspector import exceptions, metrics
 from inspector.conductor.work import Step, WorkQueue, fail
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
+from inspector.locking.base import holder_host
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -35,6 +41,8 @@ LOG = logging.getLogger(__name__)
 class Orphan:
     record: Introspection
     reason: str
+    cause: str = "owner_left"
+    """The ``cause`` label of ``steps_taken_over`` (:mod:`inspector.metrics`)."""
 
 
 def orphans(
@@ -55,7 +63,9 @@ def orphans(
         step = record.state
         if record.owner == host:
             if record.owner_run != run:
-                yield Orphan(record, f"conductor {host} restarted while {step}")
+                yield Orphan(
+                    record, f"conductor {host} restarted while {step}", "restarted"
+                )
         elif not leader:
             continue
         elif record.owner is None:
@@ -65,11 +75,31 @@ def orphans(
                     f"no conductor picked up the {step} step in time (it "
                     "could not be handed over, or the conductor it was sent "
                     "to died)",
+                    "unclaimed",
+                )
+            elif (
+                record.handed_to not in (None, host)
+                and alive is not None
+                and record.handed_to not in alive
+            ):
+                yield Orphan(
+                    record,
+                    f"conductor {record.handed_to} left the group before "
+                    f"taking the {step} step cast to it",
+                    "addressee_left",
                 )
         elif alive is not None and record.owner not in alive:
             yield Orphan(
                 record, f"conductor {record.owner} left the group while {step}"
             )
+
+
+def _judged_by_group(record: Introspection, host: str) -> bool:
+    """Whether the leader needs the group to judge ``record``: another
+    conductor owns it, or its cast went to another conductor."""
+    if record.owner is None:
+        return record.handed_to not in (None, host)
+    return record.owner != host
 
 
 class Takeover:
@@ -82,6 +112,9 @@ class Takeover:
         self._queue = queue
         self._steps = steps
         self._resuming: set[str] = set()
+        self._suspects: set[tuple[str, str]] = set()
+        """Locks (key, value) the last sweep found held by a conductor that
+        had left the group: broken if the next sweep finds them still so."""
         self._resumer = concurrent.futures.ThreadPoolExecutor(
             max_workers=4, thread_name_prefix="resume"
         )
@@ -92,8 +125,12 @@ class Takeover:
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = introspections.working(self.rt.db)
+        locks = self._held_locks() if leader else {}
         hosts: Collection[str] | None = ()
-        if leader and any(r.owner not in (None, host) for r in records):
+        if leader and (
+            any(_judged_by_group(r, host) for r in records)
+            or any(holder_host(v) not in (None, host) for v in locks.values())
+        ):
             try:
                 hosts = alive()
             except exceptions.ServiceUnavailable as exc:
@@ -101,6 +138,8 @@ class Takeover:
                 # unclaimed steps need no group to be judged lost
                 LOG.warning("Not judging other conductors' work this time: %s", exc)
                 hosts = None
+        if leader:
+            self._break_dead_locks(locks, hosts)
         now = introspections.utcnow()
         found = [
             o
@@ -118,7 +157,9 @@ class Takeover:
                 # claimed here, but no worker has it: its work ended early
                 found.append(
                     Orphan(
-                        record, f"its {record.state} step on {host} ended unfinished"
+                        record,
+                        f"its {record.state} step on {host} ended unfinished",
+                        "ended_early",
                     )
                 )
         for orphan in found:
@@ -126,7 +167,49 @@ class Takeover:
             self._resumer.submit(self._resume_once, orphan)
         return len(found)
 
-    def resume(self, record: Introspection, reason: str) -> None:
+    def _held_locks(self) -> dict[str, str]:
+        try:
+            return self.rt.locks.holders()
+        except Exception as exc:  # the backend is away: nothing to judge
+            LOG.debug("Cannot list the node locks: %s", exc)
+            return {}
+
+    def _break_dead_locks(
+        self, locks: dict[str, str], alive: Collection[str] | None
+    ) -> None:
+        """Break the node locks of conductors that left the group, so that
+        their steps (and the next step of a node whose step they ended) go
+        on after ``membership_timeout`` instead of the rest of the lock
+        lease (``lock_timeout``). A lock must be seen so in two sweeps in a
+        row: a conductor starting takes locks just before it joins. The
+        conductor that held it, if only cut off, is fenced by the claim's
+        version as when its lease runs out."""
+        if alive is None or self.rt.conf.host not in alive:
+            self._suspects = set()  # no trustworthy view of the group
+            return
+        dead = {
+            (key, value)
+            for key, value in locks.items()
+            if holder_host(value) not in (None, *alive)
+        }
+        for key, value in sorted(dead & self._suspects):
+            try:
+                broken = self.rt.locks.break_lock(key, value)
+            except Exception as exc:  # tried again on the next sweep
+                LOG.debug("Could not break lock %s: %s", key, exc)
+                continue
+            if broken:
+                metrics.LOCKS_BROKEN.inc()
+                LOG.warning(
+                    "Broke a node lock of conductor %s, which left the group: %s",
+                    holder_host(value),
+                    key,
+                )
+        self._suspects = dead
+
+    def resume(
+        self, record: Introspection, reason: str, cause: str = "owner_left"
+    ) -> None:
         """Queue the lost step of ``record`` again, or end it when it
         cannot be resumed (the ramdisk's data never got stored)."""
         step = self._steps.get(record.state)
@@ -148,14 +231,16 @@ class Takeover:
             reason,
         )
         metrics.ORPHANS_RESOLVED.labels("resumed").inc()
-        self._queue.submit(record.uuid, record.version, record.state, step)
+        queued = self._queue.submit(record.uuid, record.version, record.state, step)
+        if queued is not None:  # claimed: not a stale or duplicate find
+            metrics.STEPS_TAKEN_OVER.labels(record.state, cause).inc()
 
     def stop(self) -> None:
         self._resumer.shutdown(wait=True)
 
     def _resume_once(self, orphan: Orphan) -> None:
         try:
-            self.resume(orphan.record, orphan.reason)
+            self.resume(orphan.record, orphan.reason, orphan.cause)
         except Exception:
             LOG.exception("Resuming node %s failed", orphan.record.uuid)
         finally:

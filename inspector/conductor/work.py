@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from inspector import exceptions, metrics, states
+from inspector import exceptions, faults, metrics, states
 from inspector.conductor import outcome
 from inspector.db import introspections
 from inspector.db.introspections import Introspection
@@ -62,8 +62,10 @@ class WorkQueue:
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
-        self._active: set[str] = set()
-        """Nodes whose step is queued or running in this process."""
+        self._active: dict[str, int] = {}
+        """Nodes with a step queued or running in this process, and how
+        many deliveries of theirs are in hand (more than one while a step
+        ends and the cast of the next one arrives)."""
         self._guard = threading.Lock()
 
     def active(self) -> set[str]:
@@ -79,12 +81,16 @@ class WorkQueue:
         nodes waiting for their power-on slots) is owned by a live conductor
         and never mistaken for a lost one. Returns the queued work, or None
         when the step was dropped (duplicate or stale delivery).
+
+        A node still in hand here (its previous step releasing the lock, a
+        resume that is about to find itself stale) does not turn a delivery
+        away: only the claim judges it. Turning it away left the next step
+        unclaimed until its claim deadline (a ramdisk that posted as soon as
+        the node was ``waiting`` had its processing wait
+        [coordination]claim_timeout).
         """
         with self._guard:
-            if uuid in self._active:
-                LOG.info("Node %s is already being worked on here", uuid)
-                return None
-            self._active.add(uuid)
+            self._active[uuid] = self._active.get(uuid, 0) + 1
         try:
             # one statement: the claim fences off any earlier owner, and
             # fails when the step is not the one this delivery was for
@@ -96,6 +102,7 @@ class WorkQueue:
                 self.rt.run_id,
                 state=expected_state,
             )
+            faults.at("claimed", expected_state, uuid)
             return self._workers.submit(self._run_locked, record, expected_state, step)
         except exceptions.StaleState:
             self._dropped(uuid, version, expected_state)
@@ -129,7 +136,11 @@ class WorkQueue:
 
     def _done(self, uuid: str) -> None:
         with self._guard:
-            self._active.discard(uuid)
+            left = self._active.get(uuid, 0) - 1
+            if left > 0:
+                self._active[uuid] = left
+            else:
+                self._active.pop(uuid, None)
 
     def _lock(self, uuid: str) -> NodeLock | None:
         """The node's lock, waiting up to LOCK_TIMEOUT; None if not had.
@@ -186,6 +197,7 @@ class WorkQueue:
                 f"{LOCK_TIMEOUT:.0f} s: other work on it did not finish",
             )
             return
+        faults.at("locked", expected_state, uuid)
         LOG.debug(
             "Node %s locked for %s after %.0f ms",
             uuid,
@@ -195,6 +207,7 @@ class WorkQueue:
         try:
             step(record)
             LOG.debug("The %s step of node %s ended", expected_state, uuid)
+            faults.at("ended", expected_state, uuid)
         except exceptions.StaleState:
             LOG.warning(
                 "Node %s changed while %s; dropping this work", uuid, expected_state

@@ -33,6 +33,8 @@ class Introspection:
     owed_writes: str | None = None
     owed_reason: str | None = None
     ports: str | None = None
+    handed_to: str | None = None
+    claimed_at: datetime.datetime | None = None
 
     @property
     def finished(self) -> bool:
@@ -54,6 +56,8 @@ def _snapshot(row: models.Introspection) -> Introspection:
         owed_writes=row.owed_writes,
         owed_reason=row.owed_reason,
         ports=row.ports,
+        handed_to=row.handed_to,
+        claimed_at=row.claimed_at,
     )
 
 
@@ -70,7 +74,13 @@ def _ownership(
     deadline = None
     if new_state in states.WORKING:
         deadline = now + datetime.timedelta(seconds=claim_within)
-    return {"owner": None, "owner_run": None, "deadline": deadline}
+    return {
+        "owner": None,
+        "owner_run": None,
+        "deadline": deadline,
+        "handed_to": None,
+        "claimed_at": None,
+    }
 
 
 # The statements of the request path are built once, with bound parameters
@@ -336,13 +346,40 @@ def claim(
     that owned the step before can no longer write. With ``state``, only a
     row in that state is claimed (:class:`StaleState` otherwise).
     """
-    values: dict[str, object] = {"owner": owner, "owner_run": run, "deadline": None}
+    values: dict[str, object] = {
+        "owner": owner,
+        "owner_run": run,
+        "deadline": None,
+        "claimed_at": utcnow(),
+    }
     try:
         with db.engine.begin() as conn:
             written = _cas_returning(conn, uuid, version, values, state)
     except UNREACHABLE as exc:
         raise unreachable(exc) from exc
     return Introspection(**written._asdict())
+
+
+def handed(db: Database, uuid: str, version: int, host: str) -> bool:
+    """Record that the unclaimed step of ``uuid`` was cast to ``host``
+    (after the broker took the cast). Not a fenced change: the version
+    stays, so the cast's claim still matches; False when the step was
+    claimed or moved on meanwhile (nothing to record then)."""
+    table = _TABLE
+    try:
+        with db.engine.begin() as conn:
+            result = conn.execute(
+                sa.update(table)
+                .where(
+                    table.c.uuid == uuid,
+                    table.c.version == version,
+                    table.c.owner.is_(None),
+                )
+                .values(handed_to=host)
+            )
+    except UNREACHABLE as exc:
+        raise unreachable(exc) from exc
+    return bool(result.rowcount == 1)
 
 
 def release_claim(db: Database, uuid: str, version: int) -> bool:

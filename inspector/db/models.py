@@ -46,6 +46,13 @@ class Introspection(Base):
     owner_run: Mapped[str | None] = mapped_column(String(36))
     """Which run of that conductor process: a restart is a new run."""
     deadline: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    handed_to: Mapped[str | None] = mapped_column(String(255))
+    """Host the API cast the still unclaimed step to (RabbitMQ): when that
+    conductor leaves the group before claiming it, the cast sits in its
+    queue, and the leader takes the step over without waiting for the
+    deadline."""
+    claimed_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """When ``owner`` claimed the current step (NULL while unclaimed)."""
     owed_writes: Mapped[str | None] = mapped_column(Text)
     """JSON of the Ironic writes a finished introspection could not make
     yet (Ironic was down); the reconcile applies them."""

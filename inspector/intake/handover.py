@@ -55,12 +55,27 @@ def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
     try:
         if rt.rpc is None:
             raise exceptions.NoConductor(reason="no conductor is available")
-        cast(rt.rpc, record.uuid, record.version)
+        host = cast(rt.rpc, record.uuid, record.version)
     except exceptions.ServiceUnavailable as exc:
         OUTAGE.failed(exc)
         _leave_for_sweep(rt, record, exc.message)
-    else:
-        OUTAGE.ok()
+        return
+    OUTAGE.ok()
+    if rt.rpc.transport == "oslo" and not rt.conf.standalone:
+        _note_addressee(rt, record, host)
+
+
+def _note_addressee(rt: Runtime, record: Introspection, host: str) -> None:
+    """Say which conductor's queue the cast is in. This API's view of the
+    group lags a kill by the membership timeout: a cast made meanwhile sits
+    in the dead conductor's queue, and the leader takes its step over as
+    soon as the group lost that conductor instead of at the claim deadline.
+    (On JSON-RPC the conductor claimed the step before the call returned.)"""
+    try:
+        introspections.handed(rt.db, record.uuid, record.version, host)
+    except exceptions.InspectorError as exc:
+        # the claim deadline still finds the step if the cast is lost
+        LOG.debug("Could not note the conductor of node %s: %s", record.uuid, exc)
 
 
 def _leave_for_sweep(rt: Runtime, record: Introspection, cause: str) -> None:

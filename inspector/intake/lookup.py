@@ -29,13 +29,14 @@ def host_of(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
-    if "://" in text:
-        host = urllib.parse.urlsplit(text).hostname
-    else:
-        try:
-            return str(ipaddress.ip_address(text.strip("[]")))
-        except ValueError:
-            host = urllib.parse.urlsplit("//" + text).hostname
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        pass
+    try:
+        host = urllib.parse.urlsplit(text if "://" in text else "//" + text).hostname
+    except ValueError:  # e.g. an unbalanced "[": not an address to look up by
+        return None
     return host.lower() if host else None
 
 

@@ -43,5 +43,24 @@ class LockProvider(abc.ABC):
     def get_lock(self, node_uuid: str) -> NodeLock:
         """A lock object for ``node_uuid`` (not yet acquired)."""
 
+    def holders(self) -> dict[str, str]:
+        """Node locks held now in the backend, by any process: lock name
+        (``ironic_inspector.<node uuid>``) -> the
+        holder's value (``host/run/token`` for a conductor's lock, see
+        :func:`holder_host`). Empty where the backend cannot list them."""
+        return {}
+
+    def break_lock(self, key: str, value: str) -> bool:
+        """Remove the lock ``key`` if it still holds ``value`` (its holder
+        is known dead); whether it did. Never done where unsupported."""
+        return False
+
     def stop(self) -> None:
         """Release resources held by the provider."""
+
+
+def holder_host(value: str) -> str | None:
+    """The conductor host a lock's value names, or None (the API's locks
+    and other holders carry no name)."""
+    parts = value.rsplit("/", 2)
+    return parts[0] if len(parts) == 3 and parts[0] else None

@@ -133,7 +133,7 @@ class EtcdLock(RemoteLock):
 
     def _try(self) -> bool:
         lease = self._provider.lease
-        token = uuidlib.uuid4().hex
+        token = self._provider.holder + uuidlib.uuid4().hex
         for _ in range(2):  # once more with a new lease if it had expired
             lease_id, generation = lease.current()
             txn = {
@@ -195,10 +195,16 @@ class EtcdLock(RemoteLock):
 
 class EtcdLockProvider(LockProvider):
     """Locks named ``ironic_inspector.<node uuid>`` in etcd, on one lease
-    of ``ttl`` seconds (tooz's ``lock_timeout``) for the whole process."""
+    of ``ttl`` seconds (tooz's ``lock_timeout``) for the whole process.
 
-    def __init__(self, client: Any, ttl: int) -> None:
+    A conductor's ``holder`` (``host/run``) prefixes the value of each lock
+    it takes, so that the leader can tell the locks of a conductor that
+    left the group and break them (:meth:`break_lock`) instead of waiting
+    out their lease."""
+
+    def __init__(self, client: Any, ttl: int, holder: str | None = None) -> None:
         self._client = client
+        self.holder = f"{holder}/" if holder else ""
         self.lease = _Lease(client, ttl)
         self._pending: dict[tuple[str, str], tuple[int, str]] = {}
         """Keys to delete once etcd answers: (key, token) -> (lease
@@ -209,6 +215,24 @@ class EtcdLockProvider(LockProvider):
 
     def get_lock(self, node_uuid: str) -> NodeLock:
         return EtcdLock(self, node_uuid)
+
+    def holders(self) -> dict[str, str]:
+        """Every node lock in etcd (one range request)."""
+        start = PREFIX + b"ironic_inspector."
+        end = start[:-1] + bytes([start[-1] + 1])
+        result = self._client.post(
+            self._client.get_url("/kv/range"),
+            json={"key": _b64(start), "range_end": _b64(end)},
+        )
+        return {
+            base64.b64decode(kv["key"])[len(PREFIX) :].decode(errors="replace"): (
+                base64.b64decode(kv.get("value", "")).decode(errors="replace")
+            )
+            for kv in result.get("kvs", [])
+        }
+
+    def break_lock(self, key: str, value: str) -> bool:
+        return self.delete_if(_b64(PREFIX + key.encode()), value)
 
     def transaction(self, txn: dict[str, Any]) -> bool:
         """Whether etcd ran the transaction's success branch."""

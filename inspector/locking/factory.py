@@ -9,9 +9,13 @@ from inspector.locking.base import LockProvider
 from inspector.locking.semaphore import SemaphoreLockProvider
 
 
-def from_conf(conf: cfg.ConfigOpts, coordinator: Any = None) -> LockProvider:
+def from_conf(
+    conf: cfg.ConfigOpts, coordinator: Any = None, holder: str | None = None
+) -> LockProvider:
     """In-process locks when standalone; in split mode, etcd locks on one
-    lease per process with etcd, else tooz locks on ``coordinator``."""
+    lease per process with etcd, else tooz locks on ``coordinator``.
+    ``holder`` (a conductor's ``host/run``) names the holder in its etcd
+    locks."""
     if conf.standalone:
         return SemaphoreLockProvider()
     if coordinator is None:
@@ -19,10 +23,10 @@ def from_conf(conf: cfg.ConfigOpts, coordinator: Any = None) -> LockProvider:
             "Invalid configuration: split mode (standalone = False) needs a "
             "coordination backend for node locks"
         )
-    return for_coordinator(coordinator)
+    return for_coordinator(coordinator, holder)
 
 
-def for_coordinator(coordinator: Any) -> LockProvider:
+def for_coordinator(coordinator: Any, holder: str | None = None) -> LockProvider:
     """Split mode's locks: on etcd, ours on one lease per process; on the
     other tooz backends, tooz's."""
     from inspector.coordination.backend import direct_access
@@ -32,7 +36,9 @@ def for_coordinator(coordinator: Any) -> LockProvider:
         from inspector.locking.etcd_locks import EtcdLockProvider
 
         # tooz's lock_timeout (backend_url's ?timeout=, 30 s by default)
-        return EtcdLockProvider(client, getattr(coordinator, "lock_timeout", 30))
+        return EtcdLockProvider(
+            client, getattr(coordinator, "lock_timeout", 30), holder
+        )
     from inspector.locking.tooz_locks import ToozLockProvider
 
     return ToozLockProvider(coordinator)

@@ -11,6 +11,7 @@ workflows or the processing hooks.
 
 import logging
 import os
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import oslo_messaging as messaging
@@ -214,11 +215,14 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
     coordinator = start_coordinator(conf, conf.host)
+    run_id = uuid.uuid4().hex
     rt = Runtime(
         conf=conf,
         db=db,
         baremetal=BaremetalClient(conf),
-        locks=factory.from_conf(conf, coordinator),
+        # its locks name it: the leader breaks them once it left the group
+        locks=factory.from_conf(conf, coordinator, holder=f"{conf.host}/{run_id}"),
+        run_id=run_id,
     )
     store = conductor_state.for_coordinator(coordinator)
     service = ConductorService(

@@ -64,6 +64,57 @@ def test_unclaimed_step_past_its_deadline_is_resumed(
     assert service.ironic.nodes[uuid]["power_state"] == "power on"
 
 
+def _processing_cast_to(service: Service, uuid: str, payload: Any, host: str) -> None:
+    """A continue the API cast to ``host`` (RabbitMQ) that nobody claimed
+    yet, with the claim deadline far ahead."""
+    db = service.rt.db
+    record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.9"]})
+    record = introspections.transition(
+        db, uuid, states.WAIT, expected_version=record.version
+    )
+    data = payload(random_mac(), "192.0.2.9")
+    record = introspections.transition(
+        db,
+        uuid,
+        states.PROCESS,
+        expected_version=record.version,
+        raw_data=data,
+        claim_within=3600,
+    )
+    assert introspections.handed(db, uuid, record.version, host)
+
+
+def test_cast_to_a_conductor_that_left_is_resumed_before_its_deadline(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    """Issue 35, window B: the cast sits in a dead conductor's queue; the
+    leader does not wait the claim deadline (an hour here) for it."""
+    uuid = node["uuid"]
+    _processing_cast_to(service, uuid, payload, "conductor-killed")
+    service.conductor._cluster_duties()
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED, status
+
+
+def test_cast_to_a_live_conductor_waits_for_it(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    uuid = node["uuid"]
+    _processing_cast_to(service, uuid, payload, service.rt.conf.host)
+    from inspector.conductor.takeover import Takeover
+
+    manager = service.conductor.manager
+    sweeper = Takeover(service.rt, manager.queue, manager.steps)
+    resumed: list[str] = []
+    sweeper.resume = lambda record, *_: resumed.append(record.uuid)  # type: ignore[method-assign]
+    sweeper.sweep(lambda: [service.rt.conf.host], True)
+    sweeper.stop()  # waits for what the sweep handed to its resumer
+    assert uuid not in resumed
+    current = introspections.get(service.rt.db, uuid)
+    assert current.state == states.PROCESSING and current.owner is None
+    introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
+
+
 def test_unclaimed_step_before_its_deadline_is_left_alone(
     service: Service, node: dict[str, Any]
 ) -> None:
@@ -184,3 +235,170 @@ def test_lock_held_by_other_work_ends_the_step(
     assert status["error"] == (
         f"Could not lock node {uuid} within 0 s: other work on it did not finish"
     )
+
+
+def test_next_step_delivered_while_the_last_one_ends_is_claimed(
+    service: Service,
+    node: dict[str, Any],
+    payload: Any,
+    conf: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35, window A: the ramdisk posts as soon as the node is
+    ``waiting``, and the cast of the processing step reaches the conductor
+    whose start step is still giving the node's lock back. That delivery
+    used to be turned away ("already being worked on here"), leaving the
+    step unclaimed until the claim deadline (an hour here)."""
+    import threading
+
+    conf.set_override("claim_timeout", 3600, group="coordination")
+    uuid = node["uuid"]
+    manager = service.conductor.manager
+    ending = threading.Event()
+    let_go = threading.Event()
+    delivered = threading.Event()
+    real_get_lock = service.rt.locks.get_lock
+
+    def get_lock(node_uuid: str) -> Any:
+        lock = real_get_lock(node_uuid)
+        if node_uuid != uuid or ending.is_set():  # the API's, or processing's
+            return lock
+        if not threading.current_thread().name.startswith("work"):
+            return lock
+        real_release = lock.release
+
+        def release() -> None:  # the start step ended; its worker lingers here
+            ending.set()
+            let_go.wait(10)
+            real_release()
+
+        lock.release = release  # type: ignore[method-assign]
+        return lock
+
+    real_submit = manager.queue.submit
+
+    def submit(*args: Any, **kwargs: Any) -> Any:
+        queued = real_submit(*args, **kwargs)
+        if args[2] == states.PROCESSING:
+            delivered.set()
+        return queued
+
+    monkeypatch.setattr(service.rt.locks, "get_lock", get_lock)
+    monkeypatch.setattr(manager.queue, "submit", submit)
+    try:
+        assert service.client.post(f"/v1/introspection/{uuid}").status_code == 202
+        assert ending.wait(10), "the start step never ended"
+        data = payload(random_mac(), node["driver_info"]["ipmi_address"])
+        assert service.client.post("/v1/continue", json=data).status_code == 200
+        assert delivered.wait(10), "the processing cast never arrived"
+        assert introspections.get(service.rt.db, uuid).owner == service.rt.conf.host
+    finally:
+        let_go.set()
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED, status
+
+
+def test_step_of_a_dead_conductor_is_visible_while_it_waits(
+    service: Service,
+    node: dict[str, Any],
+    payload: Any,
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: while the takeover has not happened yet, the status names
+    the dead owner and since when, ``conductor lost-steps`` lists the step
+    (exit status 1), and once resumed the counter of steps taken over says
+    so."""
+    import json
+
+    from inspector import metrics
+    from tests.functional.conftest import database_conf, run_script
+
+    uuid = node["uuid"]
+    manager = service.conductor.manager
+    real_sweep = manager.sweep
+    monkeypatch.setattr(manager, "sweep", lambda *_a, **_k: 0)  # no takeover yet
+    _processing_left_by(service, uuid, payload, node, "conductor-killed", "r")
+    status = service.client.get(f"/v1/introspection/{uuid}").get_json()
+    assert status["state"] == states.PROCESSING
+    assert status["owner"] == "conductor-killed"
+    claimed = introspections.get(service.rt.db, uuid).claimed_at
+    assert claimed is not None and status["owner_since"] == claimed.isoformat()
+    old = service.client.get(
+        f"/v1/introspection/{uuid}",
+        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.21"},
+    ).get_json()
+    assert "owner" not in old and "owner_since" not in old
+
+    conf = f"[DEFAULT]\nhost = {service.rt.conf.host}\n" + database_conf(service)
+    listed = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "conductor", "lost-steps", "--json"
+    )
+    assert listed.returncode == 1, listed.stderr
+    (row,) = [r for r in json.loads(listed.stdout) if r["node"] == uuid]
+    assert row == {
+        "node": uuid,
+        "step": "processing",
+        "owner": "conductor-killed",
+        "owner_since": claimed.isoformat(),
+        "handed_to": None,
+        "reason": "conductor conductor-killed left the group while processing",
+    }
+
+    taken = metrics.STEPS_TAKEN_OVER.labels("processing", "owner_left")
+    before = taken._value.get()
+    assert real_sweep(service.conductor.members.hosts, True) == 1
+    status = service.wait_for(uuid, *states.FINAL, timeout=10)
+    assert status["state"] == states.FINISHED and status["owner"] is None
+    assert taken._value.get() == before + 1
+    listed = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "conductor", "lost-steps", "--json"
+    )
+    assert uuid not in listed.stdout
+
+
+def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
+    service: Service,
+) -> None:
+    """Issue 35, window C: a killed conductor's node locks stayed taken for
+    the rest of their lease (lock_timeout, 30 s by default), holding up the
+    resumed step or the node's next one. The leader breaks them once it
+    has seen their holder out of the group in two sweeps in a row."""
+    import dataclasses
+
+    from inspector.conductor.takeover import Takeover
+    from inspector.locking.semaphore import SemaphoreLockProvider
+
+    host = service.rt.conf.host
+    held = {
+        "k-dead": "conductor-killed/run1/aa",
+        "k-api": "0123abcd",  # the API's locks name no conductor
+        "k-live": f"{host}/run2/bb",
+    }
+    broken: list[str] = []
+
+    class Locks(SemaphoreLockProvider):
+        def holders(self) -> dict[str, str]:
+            return dict(held)
+
+        def break_lock(self, key: str, value: str) -> bool:
+            assert held[key] == value
+            broken.append(key)
+            return True
+
+    # a takeover of its own: the service's periodic sweep runs beside it
+    rt = dataclasses.replace(service.rt, locks=Locks())
+    manager = service.conductor.manager
+    sweeper = Takeover(rt, manager.queue, manager.steps)
+    try:
+        sweeper.sweep(lambda: [host], True)
+        assert broken == []  # first look: maybe a conductor about to join
+        sweeper.sweep(lambda: ["someone-else"], True)  # a view without us
+        sweeper.sweep(lambda: [host], True)
+        assert broken == []
+        sweeper.sweep(lambda: [host], True)
+        assert broken == ["k-dead"]
+        sweeper.sweep(lambda: [host], False)  # only the leader breaks locks
+        assert broken == ["k-dead"]
+    finally:
+        sweeper.stop()

@@ -248,6 +248,7 @@ class SplitFactory(Protocol):
         api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
         rpc_transport: str = "oslo",
+        membership_timeout: int = MEMBERSHIP_TIMEOUT,
     ) -> contextlib.AbstractContextManager[SplitCluster]: ...
 
 
@@ -272,6 +273,7 @@ def split_cluster(
         api_processes: int = 2,
         options: dict[str, dict[str, str]] | None = None,
         rpc_transport: str = "oslo",
+        membership_timeout: int = MEMBERSHIP_TIMEOUT,
     ) -> Iterator[SplitCluster]:
         cluster = SplitCluster(
             tmp_path_factory.mktemp(name),
@@ -279,7 +281,7 @@ def split_cluster(
             conductors=conductors,
             postgres=postgres,
             database=f"inspector_{name}",
-            membership_timeout=MEMBERSHIP_TIMEOUT,
+            membership_timeout=membership_timeout,
             options=options,
             api_server=api_server,
             coordination=coordination,

@@ -17,6 +17,7 @@ from tooz import coordination as tooz_coordination
 from inspector.conf import opts
 from inspector.coordination.backend import direct_access, start_coordinator
 from inspector.locking import etcd_locks, factory
+from inspector.locking.base import holder_host
 from lab.etcd_server import EtcdServer
 
 NODE = "6d3f6cf8-1f37-4a0f-9d0d-2b6f7c1f0e11"
@@ -34,14 +35,14 @@ class Process:
     """What one inspector process has: a coordinator, its lock provider,
     and a count of the etcd requests the locks send."""
 
-    def __init__(self, url: str, member: str) -> None:
+    def __init__(self, url: str, member: str, holder: str | None = None) -> None:
         conf = cfg.ConfigOpts()
         opts.register_all(conf)
         conf([], project="ironic-inspector", default_config_files=[])
         conf.set_override("standalone", False)
         conf.set_override("backend_url", url, group="coordination")
         self.coordinator = start_coordinator(conf, member)
-        locks = factory.from_conf(conf, self.coordinator)
+        locks = factory.from_conf(conf, self.coordinator, holder)
         assert isinstance(locks, etcd_locks.EtcdLockProvider)
         self.locks = locks
         _, self.client = direct_access(self.coordinator)
@@ -63,8 +64,8 @@ class Process:
 def processes(etcd: EtcdServer) -> Iterator[Any]:
     made: list[Process] = []
 
-    def make(url: str | None = None) -> Process:
-        made.append(Process(url or etcd.tooz_url(), f"member-{len(made)}"))
+    def make(url: str | None = None, holder: str | None = None) -> Process:
+        made.append(Process(url or etcd.tooz_url(), f"member-{len(made)}", holder))
         return made[-1]
 
     yield make
@@ -180,3 +181,26 @@ def test_a_dead_process_s_locks_run_out_with_its_lease(
     first.locks.lease._stopped.set()  # as if the process had died
     assert not second.locks.get_lock(NODE).acquire(blocking=False)
     assert second.locks.get_lock(NODE).acquire(timeout=6)
+
+
+def test_a_conductor_s_locks_name_it_and_can_be_broken(
+    etcd: EtcdServer, processes: Any
+) -> None:
+    """The leader lists the locks, sees which conductor holds each, and
+    breaks the lock of one that left the group (issue 35) while its lease
+    still runs; a lock whose value changed meanwhile is left alone."""
+    dead = processes(holder="c-dead/run-1")
+    api = processes()  # the API's locks name no conductor
+    leader = processes(holder="c-leader/run-2")
+    other = "0b7c2c9e-35a4-4a44-9b36-1d1f0cc5a0a1"
+    assert dead.locks.get_lock(NODE).acquire(blocking=False)
+    assert api.locks.get_lock(other).acquire(blocking=False)
+    held = leader.locks.holders()
+    value = held[f"ironic_inspector.{NODE}"]
+    assert value.startswith("c-dead/run-1/")
+    assert holder_host(value) == "c-dead"
+    assert holder_host(held[f"ironic_inspector.{other}"]) is None
+    assert not leader.locks.break_lock(f"ironic_inspector.{NODE}", value + "x")
+    assert not leader.locks.get_lock(NODE).acquire(blocking=False)
+    assert leader.locks.break_lock(f"ironic_inspector.{NODE}", value)
+    assert leader.locks.get_lock(NODE).acquire(blocking=False)

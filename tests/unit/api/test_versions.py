@@ -34,5 +34,5 @@ def test_out_of_range(text: str) -> None:
 def test_response_headers() -> None:
     headers = versions.response_headers((1, 4))
     assert headers[versions.MIN_HEADER] == "1.0"
-    assert headers[versions.MAX_HEADER] == "1.21"
+    assert headers[versions.MAX_HEADER] == "1.22"
     assert headers[versions.HEADER] == "1.4"

@@ -23,6 +23,7 @@ def record(
     run: str | None = None,
     deadline: datetime.datetime | None = None,
     uuid: str = "u1",
+    handed_to: str | None = None,
 ) -> Introspection:
     return Introspection(
         uuid=uuid,
@@ -35,6 +36,7 @@ def record(
         owner=owner,
         owner_run=run,
         deadline=deadline,
+        handed_to=handed_to,
     )
 
 
@@ -64,6 +66,23 @@ def test_unclaimed_after_its_deadline() -> None:
     reasons = found([late], leader=True)
     assert len(reasons) == 1 and "starting step in time" in reasons[0]
     assert found([late], leader=False) == []
+
+
+def test_unclaimed_cast_to_a_conductor_that_left_is_lost_before_its_deadline() -> None:
+    """Window B of issue 35: the API cast the step to a conductor its view
+    of the group still listed (killed moments before); on RabbitMQ the cast
+    sits in that conductor's queue. Once the group lost it, the step is lost
+    at once, not at the claim deadline."""
+    soon = NOW + datetime.timedelta(seconds=25)
+    to_dead = record(deadline=soon, handed_to="c3", state="processing")
+    assert found([to_dead], leader=True) == [
+        "conductor c3 left the group before taking the processing step cast to it"
+    ]
+    assert found([to_dead], leader=False) == []
+    to_live = record(deadline=soon, handed_to="c2")
+    assert found([to_live], leader=True) == []
+    # the group cannot be read: no proof the addressee died, wait for the deadline
+    assert list(orphans([to_dead], None, "c1", "r", NOW, True)) == []
 
 
 def test_own_host_earlier_run_found_by_every_conductor() -> None:

@@ -67,3 +67,12 @@ def test_from_node_ipv6_and_hostnames() -> None:
     }
     attrs = lookup.from_node(conf, node, [])
     assert attrs["bmc_address"] == ["2001:db8::1", "bmc-7.example.com"]
+
+
+def test_a_bmc_address_that_is_no_url_is_ignored() -> None:
+    """Found by the API fuzz test: an unbalanced "[" made urlsplit raise,
+    and the ramdisk's post answered 500."""
+    data = {"inventory": {"bmc_address": "[m&v_O", "bmc_v6address": "x]["}}
+    assert lookup.from_data(data)["bmc_address"] == []
+    assert lookup.host_of("https://[2001:db8::1]:623/") == "2001:db8::1"
+    assert lookup.host_of("BMC.example.com:623") == "bmc.example.com"

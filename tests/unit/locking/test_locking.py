@@ -48,3 +48,12 @@ def test_threads_serialise() -> None:
         t.join()
     assert overlap == []
     assert provider.held() == 0
+
+
+def test_a_lock_value_names_its_conductor_or_nobody() -> None:
+    from inspector.locking.base import holder_host
+
+    assert holder_host("c1/0f3a/9b2c") == "c1"
+    assert holder_host("c1.example.com/run/token") == "c1.example.com"
+    assert holder_host("9b2c0f3a") is None  # the API's, or an old conductor's
+    assert holder_host("/run/token") is None
