@@ -34,7 +34,10 @@ def _call(environ: dict[str, Any]) -> tuple[str, dict[str, str], bytes]:
     [
         ("[DEFAULT]\nstandalone = True\n", "standalone is True"),
         (
-            "[DEFAULT]\nstandalone = False\n[database]\nconnection = sqlite:////tmp/x\n",
+            # an etcd URL: upstream's default memcached:// would be refused
+            # first (its client is not installed with the service)
+            "[DEFAULT]\nstandalone = False\n[database]\nconnection = sqlite:////tmp/x\n"
+            "[coordination]\nbackend_url = etcd3+http://127.0.0.1:1\n",
             "[database]connection is SQLite",
         ),
     ],
