@@ -62,9 +62,10 @@ class WorkQueue:
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
-        self._active: set[str] = set()
-        """Nodes whose step is queued or running in this process."""
-        self._guard = threading.Lock()
+        self._active: dict[str, str] = {}
+        """Nodes whose step is queued or running in this process, and the
+        step."""
+        self._guard = threading.Condition()
 
     def active(self) -> set[str]:
         with self._guard:
@@ -84,7 +85,7 @@ class WorkQueue:
             if uuid in self._active:
                 LOG.info("Node %s is already being worked on here", uuid)
                 return None
-            self._active.add(uuid)
+            self._active[uuid] = expected_state
         try:
             # one statement: the claim fences off any earlier owner, and
             # fails when the step is not the one this delivery was for
@@ -123,13 +124,21 @@ class WorkQueue:
             version,
         )
 
-    def stop(self) -> None:
-        """Wait for queued and running steps to finish."""
-        self._workers.shutdown(wait=True)
+    def stop(self, timeout: float | None = None) -> dict[str, str]:
+        """Wait for queued and running steps to finish, for at most
+        ``timeout`` seconds (None: until they have). Returns the steps left
+        unfinished (node -> state); the queued ones among them never start,
+        and the caller must not wait for the running ones."""
+        with self._guard:
+            self._guard.wait_for(lambda: not self._active, timeout)
+            left = dict(self._active)
+        self._workers.shutdown(wait=not left, cancel_futures=True)
+        return left
 
     def _done(self, uuid: str) -> None:
         with self._guard:
-            self._active.discard(uuid)
+            self._active.pop(uuid, None)
+            self._guard.notify_all()
 
     def _lock(self, uuid: str) -> NodeLock | None:
         """The node's lock, waiting up to LOCK_TIMEOUT; None if not had.

@@ -138,6 +138,13 @@ class RpcApp:
     def _dispatch(self, request: protocol.Request, params: dict[str, Any]) -> Any:
         if request.method == "ping":
             return {"host": self.host}
+        if getattr(self.manager, "draining", False):
+            # stopping: the API takes this as "not taken" and calls another
+            raise protocol.RpcError(
+                protocol.UNAVAILABLE,
+                f"conductor {self.host} is stopping: it takes no new work",
+                request.request_id,
+            )
         method = getattr(self.manager, request.method)
         LOG.debug(
             "JSON-RPC %s of node %s (version %s)",

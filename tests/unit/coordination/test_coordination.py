@@ -118,17 +118,20 @@ def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
 
 def test_backend_failure_is_503() -> None:
     broken = mock.Mock()
-    broken.get_members.side_effect = coordination.ToozConnectionError("down")
+    broken.get_members_with_capabilities.side_effect = (
+        coordination.ToozConnectionError("down")
+    )
     with pytest.raises(exceptions.ServiceUnavailable, match="coordination backend"):
         GroupMembers(broken, ttl=0).hosts()
 
 
 def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
     backend = mock.Mock()
-    backend.get_members.return_value.get.return_value = {b"a", b"b"}
+    read = backend.get_members_with_capabilities
+    read.return_value.get.return_value = {b"a": {}, b"b": {}}
     router = GroupMembers(backend, ttl=0, stale_ok=True)
     assert router.hosts() == ["a", "b"]
-    backend.get_members.side_effect = coordination.ToozConnectionError("down")
+    read.side_effect = coordination.ToozConnectionError("down")
     assert router.hosts() == ["a", "b"]  # the last view, not a 503
     assert router.pick() in {"a", "b"}
     sweep = GroupMembers(backend, ttl=0)  # the takeover sweep never guesses
@@ -137,8 +140,8 @@ def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
     fresh = GroupMembers(backend, ttl=0, stale_ok=True)  # nothing seen yet
     with pytest.raises(exceptions.ServiceUnavailable):
         fresh.hosts()
-    backend.get_members.side_effect = None
-    backend.get_members.return_value.get.return_value = {b"c"}
+    read.side_effect = None
+    read.return_value.get.return_value = {b"c": {}}
     assert router.hosts() == ["c"]  # back: the real view again
 
 
@@ -152,13 +155,13 @@ class SlowGroup:
         self.reading = threading.Event()
         self.let_go = threading.Event()
 
-    def get_members(self, _group: bytes) -> Any:
+    def get_members_with_capabilities(self, _group: bytes) -> Any:
         self.reads += 1
         if self.hold.is_set():
             self.reading.set()
             assert self.let_go.wait(10)
         answer = mock.Mock()
-        answer.get.return_value = set(self.members)
+        answer.get.return_value = dict.fromkeys(self.members, {})
         return answer
 
 
@@ -392,10 +395,10 @@ def test_api_routes_by_its_last_view_while_the_backend_is_away(
     down = {"now": False}
 
     class Group:
-        def get_members(self, _group: bytes) -> Any:
+        def get_members_with_capabilities(self, _group: bytes) -> Any:
             if down["now"]:
                 raise coordination.ToozConnectionError("etcd is away")
-            return mock.Mock(get=lambda: {b"c-1"})
+            return mock.Mock(get=lambda: {b"c-1": {}})
 
     members = GroupMembers(Group(), ttl=0, stale_ok=True)
     caplog.set_level(logging.INFO, logger="inspector.coordination.members")
