@@ -414,3 +414,50 @@ def test_api_routes_by_its_last_view_while_the_backend_is_away(
         "backend is away"
     )
     assert lines[1].startswith("Coordination backend back after")
+
+
+class UpdatableFile:
+    """tooz's file driver plus the capability updates etcd, Redis and
+    memcached have (the file driver has none)."""
+
+    def __init__(self, coordinator: Any) -> None:
+        self._coordinator = coordinator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._coordinator, name)
+
+    def update_capabilities(self, group: bytes, capabilities: Any) -> Any:
+        self._coordinator.leave_group(group).get()
+        return self._coordinator.join_group(group, capabilities)
+
+
+def test_a_stopping_conductor_stays_a_member_and_gets_no_new_work(
+    coordinators: Any,
+) -> None:
+    stays = Membership(coordinators("a"), "a", {})
+    stops = Membership(UpdatableFile(coordinators("b")), "b", {})
+    stays._join()
+    stops._join()
+    router = GroupMembers(coordinators("api"), ttl=0, stale_ok=True)
+    sweep = GroupMembers(coordinators("sweep"), ttl=0)
+    assert router.routable() == ["a", "b"]
+    assert stops.drain() is True
+    assert router.routable() == ["a"]
+    assert {router.pick() for _ in range(20)} == {"a"}
+    # still a member: the leader's sweep does not take its work over
+    assert sweep.hosts() == ["a", "b"] and router.hosts() == ["a", "b"]
+    with pytest.raises(exceptions.ServiceUnavailable, match=r"stopping \(b\)"):
+        router.pick(exclude=["a"])
+    stops.beat_once()  # heartbeats go on, and keep saying it
+    assert router.routable() == ["a"]
+    stops.stop()
+    assert sweep.hosts() == ["a"]
+
+
+def test_a_backend_without_capability_updates_cannot_say_it(
+    coordinators: Any,
+) -> None:
+    membership = Membership(coordinators("b"), "b", {})
+    membership._join()
+    assert membership.drain() is False  # the caller leaves the group first
+    membership.stop()
