@@ -193,6 +193,11 @@ class ConductorService:
             threading.Event().wait(grace)
         self._server.stop()
         self._server.wait()
+        LOG.info(
+            "Conductor %s takes no more casts; finishing its %d step(s)",
+            self.rt.conf.host,
+            len(self.manager.queue.active()),
+        )
         left = None
         if timeout is not None:
             left = max(0.0, timeout - (time.monotonic() - started))

@@ -118,8 +118,8 @@ def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
 
 def test_backend_failure_is_503() -> None:
     broken = mock.Mock()
-    broken.get_members_with_capabilities.side_effect = (
-        coordination.ToozConnectionError("down")
+    broken.get_members_with_capabilities.side_effect = coordination.ToozConnectionError(
+        "down"
     )
     with pytest.raises(exceptions.ServiceUnavailable, match="coordination backend"):
         GroupMembers(broken, ttl=0).hosts()
