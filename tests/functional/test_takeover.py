@@ -184,3 +184,49 @@ def test_lock_held_by_other_work_ends_the_step(
     assert status["error"] == (
         f"Could not lock node {uuid} within 0 s: other work on it did not finish"
     )
+
+
+def test_a_stop_gives_steps_their_time_then_names_what_is_left(
+    base_conf: Any, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """[DEFAULT]graceful_shutdown_timeout: a stop waits for the steps this
+    process owns, and when the time is up names those left (resumed when
+    it starts again) instead of waiting for them."""
+    import logging
+    import threading
+
+    from inspector.db import engine, migration
+    from inspector.server import wiring
+    from tests.functional.fake_ironic import FakeIronic
+
+    db = engine.Database(f"sqlite:///{tmp_path}/stop.sqlite")
+    migration.upgrade(db)
+    ironic = FakeIronic()
+    shape = wiring.standalone(base_conf, db=db, baremetal=ironic)
+    shape.start()
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(_record: Any) -> None:
+        entered.set()
+        assert release.wait(10)
+
+    shape.conductor.manager.steps[states.STARTING] = stuck
+    client = shape.app.test_client()
+    uuid = ironic.add_node(name="stuck-1", bmc="192.0.2.77")["uuid"]
+    assert client.post(f"/v1/introspection/{uuid}").status_code == 202
+    assert entered.wait(10)
+    caplog.set_level(logging.INFO, logger="inspector.conductor.service")
+    base_conf.set_override("graceful_shutdown_timeout", 1)
+    try:
+        left = shape.stop()
+    finally:
+        base_conf.clear_override("graceful_shutdown_timeout")
+        release.set()
+    assert left == {uuid: states.STARTING}
+    (line,) = [r.getMessage() for r in caplog.records if "unfinished" in r.getMessage()]
+    assert line.endswith(
+        f"step(s) unfinished after 1 s ([DEFAULT]graceful_shutdown_timeout): "
+        f"node {uuid} (starting); the leader resumes them once this conductor "
+        "has left the group"
+    )
+    assert introspections.get(db, uuid).owner == base_conf.host  # still its own
