@@ -177,9 +177,10 @@ class ConductorService:
 
         Leadership goes at once (another conductor leads), the periodic
         duties stop (this conductor resumes nothing more), and the JSON-RPC
-        endpoint refuses new calls. The broker's casts are still taken for
-        ``grace`` seconds: those the API routed here before it saw that this
-        conductor stops; then the RPC server stops listening. Work in
+        endpoint refuses new calls (until the work is done). The broker's
+        casts are still taken for ``grace`` seconds: those the API routed
+        here before it saw that this conductor stops; then the RPC server
+        stops listening. Work in
         progress gets ``timeout`` seconds in all (None: until it ends).
         Returns the steps left unfinished (node -> state): their threads
         still run, so the caller ends the process once it left the group.
@@ -189,10 +190,14 @@ class ConductorService:
             task.stop()
         self.leadership.resign()  # another conductor leads at once
         self.manager.draining = True
+        # the JSON-RPC endpoint answers "stopping" until the end (the API
+        # calls another conductor at once); the broker's listener stops
+        answers = bool(getattr(self._server, "refuses_while_draining", False))
         if grace > 0:
             threading.Event().wait(grace)
-        self._server.stop()
-        self._server.wait()
+        if not answers:
+            self._server.stop()
+            self._server.wait()
         LOG.info(
             "Conductor %s takes no more casts; finishing its %d step(s)",
             self.rt.conf.host,
@@ -202,6 +207,9 @@ class ConductorService:
         if timeout is not None:
             left = max(0.0, timeout - (time.monotonic() - started))
         unfinished = self.manager.stop(left)
+        if answers:
+            self._server.stop()
+            self._server.wait()
         if unfinished:
             LOG.warning(
                 "Conductor %s stops with %d step(s) unfinished after %s s "

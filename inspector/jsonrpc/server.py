@@ -214,6 +214,11 @@ def _beyond_loopback(address: str) -> bool:
 class JsonRpcServer:
     """One conductor's endpoint, as ``[json_rpc]`` describes it."""
 
+    refuses_while_draining = True
+    """A stopping conductor keeps it up until its work is done: calls get
+    "stopping" (and go to another conductor) instead of a refused
+    connection, which would look like a dead one."""
+
     def __init__(self, conf: cfg.ConfigOpts, manager: Any = None) -> None:
         """Checks every option (TLS files, the htpasswd file) at once;
         ``manager`` may be bound later, before :meth:`start`."""
