@@ -216,9 +216,8 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
 
     db = engine.Database(f"sqlite:///{tmp_path}/stop.sqlite")
     migration.upgrade(db)
-    rt = Runtime(
-        conf=base_conf, db=db, baremetal=FakeIronic(), locks=SemaphoreLockProvider()
-    )
+    ironic: Any = FakeIronic()  # the Ironic client's interface
+    rt = Runtime(conf=base_conf, db=db, baremetal=ironic, locks=SemaphoreLockProvider())
     conductor = ConductorService(rt, lambda _m: Idle(), FixedConductor("stop-1"))
     conductor.start()
     entered, release = threading.Event(), threading.Event()
