@@ -11,7 +11,7 @@ import collections
 import pathlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import requests
@@ -31,11 +31,27 @@ class AccessLog:
         self.log_file = log_file
         self.offset = log_file.stat().st_size if log_file.exists() else 0
 
-    def calls(self) -> collections.Counter[str]:
-        """``METHOD /path`` (UUIDs as ``<uuid>``) -> count, player excluded."""
+    def _text(self) -> str:
         with open(self.log_file, "rb") as log:
             log.seek(self.offset)
-            text = log.read().decode(errors="replace")
+            return log.read().decode(errors="replace")
+
+    def per_node(self, uuids: Iterable[str]) -> dict[str, collections.Counter[str]]:
+        """For each of ``uuids``: ``METHOD /path`` (the node's UUID as
+        ``<uuid>``) -> count of the requests naming it in their path."""
+        wanted = set(uuids)
+        found: dict[str, collections.Counter[str]] = {
+            uuid: collections.Counter() for uuid in wanted
+        }
+        for match in ACCESS.finditer(self._text()):
+            method, path = match.group(1), match.group(2)
+            for uuid in set(UUID.findall(path)) & wanted:
+                found[uuid][f"{method} {path.replace(uuid, '<uuid>')}"] += 1
+        return found
+
+    def calls(self) -> collections.Counter[str]:
+        """``METHOD /path`` (UUIDs as ``<uuid>``) -> count, player excluded."""
+        text = self._text()
         found: collections.Counter[str] = collections.Counter()
         for match in ACCESS.finditer(text):
             method, path = match.group(1), match.group(2)

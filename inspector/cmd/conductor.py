@@ -47,8 +47,9 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     service.start()
     LOG.info("ironic-inspector-conductor %s started", conf.host)
     process.wait_for_stop(conf, args)
-    service.stop()
+    unfinished = service.stop()
     LOG.info("ironic-inspector-conductor %s stopped", conf.host)
+    process.exit_without(unfinished)
     return 0
 
 

@@ -57,6 +57,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     LOG.info("ironic-inspector %s started (standalone)", conf.host)
     process.wait_for_stop(conf, args)
     server.stop()
-    service.stop()
+    unfinished = service.stop()
     LOG.info("ironic-inspector stopped")
+    process.exit_without(unfinished)
     return 0

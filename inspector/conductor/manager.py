@@ -46,6 +46,9 @@ class ConductorManager:
             states.ABORTING: functools.partial(abort.run, rt),
         }
         self.takeover = takeover.Takeover(rt, self.queue, self.steps)
+        self.draining = False
+        """Set when the conductor stops: the JSON-RPC endpoint refuses new
+        calls (the API tries another conductor); work in progress goes on."""
 
     # RPC methods (ConductorClient in inspector.conductor.rpcapi casts them)
 
@@ -81,10 +84,12 @@ class ConductorManager:
         """End introspections running longer than [DEFAULT]timeout."""
         return timeouts.end_timed_out(self.rt)
 
-    def stop(self) -> None:
-        """Wait for work in progress (queued steps included) to finish."""
+    def stop(self, timeout: float | None = None) -> dict[str, str]:
+        """Wait for work in progress (queued steps included) to finish, for
+        at most ``timeout`` seconds; returns the steps left unfinished
+        (node -> state)."""
         self.takeover.stop()
-        self.queue.stop()
+        return self.queue.stop(timeout)
 
     def _queue(self, uuid: str, version: int, state: str) -> None:
         LOG.debug("Cast for the %s step of node %s (version %s)", state, uuid, version)

@@ -1,6 +1,8 @@
 """The conductor service: RPC server plus periodic tasks."""
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -170,12 +172,54 @@ class ConductorService:
             task.start()
         LOG.info("Conductor %s takes casts", self.rt.conf.host)
 
-    def stop(self) -> None:
-        """Stop taking new work, then wait for work in progress to finish."""
+    def stop(self, timeout: float | None = None, grace: float = 0.0) -> dict[str, str]:
+        """Stop taking new work, then let the work in progress finish.
+
+        Leadership goes at once (another conductor leads), the periodic
+        duties stop (this conductor resumes nothing more), and the JSON-RPC
+        endpoint refuses new calls (until the work is done). The broker's
+        casts are still taken for ``grace`` seconds: those the API routed
+        here before it saw that this conductor stops; then the RPC server
+        stops listening. Work in
+        progress gets ``timeout`` seconds in all (None: until it ends).
+        Returns the steps left unfinished (node -> state): their threads
+        still run, so the caller ends the process once it left the group.
+        """
+        started = time.monotonic()
         for task in self._periodic:
             task.stop()
         self.leadership.resign()  # another conductor leads at once
-        self._server.stop()
-        self._server.wait()
-        self.manager.stop()
-        LOG.info("Conductor %s stopped", self.rt.conf.host)
+        self.manager.draining = True
+        # the JSON-RPC endpoint answers "stopping" until the end (the API
+        # calls another conductor at once); the broker's listener stops
+        answers = bool(getattr(self._server, "refuses_while_draining", False))
+        if grace > 0:
+            threading.Event().wait(grace)
+        if not answers:
+            self._server.stop()
+            self._server.wait()
+        LOG.info(
+            "Conductor %s takes no more casts; finishing its %d step(s)",
+            self.rt.conf.host,
+            len(self.manager.queue.active()),
+        )
+        left = None
+        if timeout is not None:
+            left = max(0.0, timeout - (time.monotonic() - started))
+        unfinished = self.manager.stop(left)
+        if answers:
+            self._server.stop()
+            self._server.wait()
+        if unfinished:
+            LOG.warning(
+                "Conductor %s stops with %d step(s) unfinished after %s s "
+                "([DEFAULT]graceful_shutdown_timeout): %s; the leader resumes "
+                "them once this conductor has left the group",
+                self.rt.conf.host,
+                len(unfinished),
+                f"{timeout or 0:.0f}",
+                ", ".join(f"node {u} ({s})" for u, s in sorted(unfinished.items())),
+            )
+        else:
+            LOG.info("Conductor %s stopped", self.rt.conf.host)
+        return unfinished

@@ -62,11 +62,11 @@ class WorkQueue:
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
-        self._active: dict[str, int] = {}
-        """Nodes with a step queued or running in this process, and how
-        many deliveries of theirs are in hand (more than one while a step
-        ends and the cast of the next one arrives)."""
-        self._guard = threading.Lock()
+        self._active: dict[str, list[str]] = {}
+        """Nodes with a step queued or running in this process, and the step
+        of each delivery of theirs in hand (more than one while a step ends
+        and the cast of the next one arrives)."""
+        self._guard = threading.Condition()
 
     def active(self) -> set[str]:
         with self._guard:
@@ -90,7 +90,7 @@ class WorkQueue:
         [coordination]claim_timeout).
         """
         with self._guard:
-            self._active[uuid] = self._active.get(uuid, 0) + 1
+            self._active.setdefault(uuid, []).append(expected_state)
         try:
             # one statement: the claim fences off any earlier owner, and
             # fails when the step is not the one this delivery was for
@@ -130,17 +130,25 @@ class WorkQueue:
             version,
         )
 
-    def stop(self) -> None:
-        """Wait for queued and running steps to finish."""
-        self._workers.shutdown(wait=True)
+    def stop(self, timeout: float | None = None) -> dict[str, str]:
+        """Wait for queued and running steps to finish, for at most
+        ``timeout`` seconds (None: until they have). Returns the steps left
+        unfinished (node -> state); the queued ones among them never start,
+        and the caller must not wait for the running ones."""
+        with self._guard:
+            self._guard.wait_for(lambda: not self._active, timeout)
+            left = {uuid: steps[-1] for uuid, steps in self._active.items()}
+        self._workers.shutdown(wait=not left, cancel_futures=True)
+        return left
 
     def _done(self, uuid: str) -> None:
         with self._guard:
-            left = self._active.get(uuid, 0) - 1
-            if left > 0:
-                self._active[uuid] = left
+            steps = self._active.get(uuid, [])
+            if len(steps) > 1:
+                steps.pop(0)
             else:
                 self._active.pop(uuid, None)
+            self._guard.notify_all()
 
     def _lock(self, uuid: str) -> NodeLock | None:
         """The node's lock, waiting up to LOCK_TIMEOUT; None if not had.

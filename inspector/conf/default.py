@@ -228,6 +228,17 @@ OPTS = [
         f"message broker by at most {CAST_THREADS} more "
         "(executor_thread_pool_size).",
     ),
+    cfg.IntOpt(
+        "graceful_shutdown_timeout",
+        mutable=True,
+        default=60,
+        min=0,
+        help="Seconds a stopping conductor (SIGTERM, SIGINT) gives the steps "
+        "it owns to finish, taking no new work and staying in the conductor "
+        "group meanwhile; the steps still unfinished then are left to the "
+        "leader, which resumes them once the conductor has left. 0 waits "
+        "until the last step ends. oslo.service's option of the same name.",
+    ),
 ]
 
 

@@ -10,6 +10,7 @@ from tooz import coordination
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
+from inspector.coordination.members import DRAINING
 from inspector.outages import OutageLog
 
 LOG = logging.getLogger(__name__)
@@ -120,6 +121,35 @@ class Membership:
                 wait = MIN_BEAT * 2
             else:
                 self._outage.ok()
+
+    def drain(self) -> bool:
+        """Say in the group that this conductor stops: readers route no new
+        work here, while the membership (and with it the ownership of the
+        work in progress) is kept until :meth:`stop`. Returns whether the
+        backend took it; one without capability updates (tooz's file
+        driver) cannot say it, and the caller leaves the group instead.
+        """
+        self.capabilities[DRAINING] = True  # a re-join keeps saying it
+        if self._no_updates:
+            return False
+        try:
+            with translated("publish that this conductor stops"):
+                self._coordinator.update_capabilities(GROUP_ID, self.capabilities).get()
+        except exceptions.ServiceUnavailable as exc:
+            if isinstance(exc.__cause__, tooz.NotImplemented | NotImplementedError):
+                self._no_updates = True
+                return False
+            LOG.warning(
+                "Conductor %s could not say in the group that it stops: %s",
+                self.host,
+                exc,
+            )
+            return False
+        LOG.info(
+            "Conductor %s stops: it takes no new work and finishes what it has",
+            self.host,
+        )
+        return True
 
     def stop(self) -> None:
         """Stop heartbeating and leave the group (best effort)."""

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
+DRAINING = "draining"
+"""The member capability a stopping conductor publishes (true): it finishes
+its work and gets none (:meth:`inspector.coordination.group.Membership.drain`)."""
+
 
 def _disabled_reason(store: "StateStore | None", host: str) -> str | None:
     """Why ``host`` takes no new work (None: it does)."""
@@ -83,6 +87,9 @@ class GroupMembers:
         sweep, which must not act on an old view."""
         self._stale_since: float | None = None
         self._disabled: dict[str, str] = {}
+        self._draining: set[str] = set()
+        """Members that stop: still in the group, finishing their work, and
+        taking no new work (they published ``draining`` when SIGTERMed)."""
         self._guard = threading.Lock()
         self._reading = threading.Lock()
         """Held by the one thread reading the group (single flight)."""
@@ -133,16 +140,19 @@ class GroupMembers:
         capabilities: dict[bytes, Any] = {}
         with translated("list the conductor group"):
             try:
-                if self._want_endpoints:  # one read for members and endpoints
-                    capabilities = self._coordinator.get_members_with_capabilities(
-                        GROUP_ID
-                    ).get()
-                    members = set(capabilities)
-                else:
-                    members = self._coordinator.get_members(GROUP_ID).get()
+                # one read for the members, whether each is draining and
+                # the endpoints (etcd and Redis hold them in one place)
+                capabilities = self._coordinator.get_members_with_capabilities(
+                    GROUP_ID
+                ).get()
             except coordination.GroupNotCreated:
-                members = set()
-        hosts = sorted(m.decode() for m in members)
+                capabilities = {}
+        hosts = sorted(m.decode() for m in capabilities)
+        draining = {
+            member.decode()
+            for member, caps in capabilities.items()
+            if isinstance(caps, dict) and caps.get(DRAINING)
+        }
         disabled = {}
         if self._store is not None:
             with translated("read conductor states"):
@@ -150,13 +160,16 @@ class GroupMembers:
                     reason = _disabled_reason(self._store, host)
                     if reason is not None:
                         disabled[host] = reason
-        endpoints = {
-            member.decode(): rpc_endpoint.of(caps)
-            for member, caps in capabilities.items()
-        }
+        endpoints = {}
+        if self._want_endpoints:
+            endpoints = {
+                member.decode(): rpc_endpoint.of(caps)
+                for member, caps in capabilities.items()
+            }
         with self._guard:
             self._hosts, self._read_at = hosts, time.monotonic()
             self._disabled = disabled
+            self._draining = draining
             self._endpoints = endpoints
             if self._stale_since is not None:
                 LOG.info(
@@ -185,10 +198,14 @@ class GroupMembers:
         return self._read_endpoint(host)
 
     def routable(self) -> list[str]:
-        """Live and enabled conductors (as of the same cached read)."""
+        """Live, enabled conductors that are not stopping (as of the same
+        cached read). A stopping one is still in :meth:`hosts`: it owns its
+        work until it leaves, and the takeover sweep must not resume it."""
         hosts = self.hosts()
         with self._guard:
-            return [h for h in hosts if h not in self._disabled]
+            return [
+                h for h in hosts if h not in self._disabled and h not in self._draining
+            ]
 
     def pick(self, exclude: Collection[str] = ()) -> str:
         """A random live conductor not in ``exclude``.
@@ -204,6 +221,12 @@ class GroupMembers:
                 reason="no conductor is available: every live conductor is "
                 f"disabled ({', '.join(sorted(self._disabled))}); enable one with "
                 "ironic-inspector-manage conductor enable HOST"
+            )
+        if not candidates and self._draining:
+            raise exceptions.ServiceUnavailable(
+                reason="no conductor is available: every live conductor is "
+                f"stopping ({', '.join(sorted(self._draining))}); start "
+                "ironic-inspector-conductor"
             )
         if not candidates:
             raise exceptions.NoConductor(

@@ -22,6 +22,7 @@ from inspector.coordination.conductor_state import (
     StateStore,
     for_coordinator,
 )
+from inspector.coordination.members import DRAINING
 from inspector.db import introspections, leases
 from inspector.db.engine import Database
 
@@ -140,7 +141,13 @@ class ServiceGroup:
             "changed_at": datetime.datetime.now(datetime.UTC).isoformat(),
         }
         with translated("store the conductor state"):
-            self._store.put(host, state)
+            if enabled:
+                # enabled is what no document says: without one, a conductor
+                # enabled again is listed like one never disabled (gone
+                # once it stops cleanly, not dead until forgotten)
+                self._store.delete(host)
+            else:
+                self._store.put(host, state)
         warning = None
         if not enabled:
             others = [
@@ -159,7 +166,10 @@ class ServiceGroup:
             f" ({state['reason']})" if state["reason"] else "",
             f"; {warning}" if warning else "",
         )
-        return self.get(host), warning
+        view = self._all().get(host)
+        if view is None:  # enabled while dead: nothing more to list
+            view = self._view(host, None, state, views[host]["introspections"])
+        return view, warning
 
     def forget(self, host: str) -> None:
         """Remove a conductor that is gone for good (its host retired or
@@ -189,13 +199,14 @@ class ServiceGroup:
         LOG.info("Conductor %s forgotten", host)
 
     def routable(self) -> list[str]:
-        """Alive and enabled: where new work may go."""
+        """Alive, enabled and not stopping: where new work may go."""
         members = self._members()
         with translated("read conductor states"):
             return [
                 h
                 for h in sorted(members)
                 if (self._store.get(h) or {}).get("enabled", True)
+                and not members[h].get(DRAINING)
             ]
 
     def is_enabled(self, host: str) -> bool:

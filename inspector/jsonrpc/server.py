@@ -138,6 +138,13 @@ class RpcApp:
     def _dispatch(self, request: protocol.Request, params: dict[str, Any]) -> Any:
         if request.method == "ping":
             return {"host": self.host}
+        if getattr(self.manager, "draining", False):
+            # stopping: the API takes this as "not taken" and calls another
+            raise protocol.RpcError(
+                protocol.UNAVAILABLE,
+                f"conductor {self.host} is stopping: it takes no new work",
+                request.request_id,
+            )
         method = getattr(self.manager, request.method)
         LOG.debug(
             "JSON-RPC %s of node %s (version %s)",
@@ -206,6 +213,11 @@ def _beyond_loopback(address: str) -> bool:
 
 class JsonRpcServer:
     """One conductor's endpoint, as ``[json_rpc]`` describes it."""
+
+    refuses_while_draining = True
+    """A stopping conductor keeps it up until its work is done: calls get
+    "stopping" (and go to another conductor) instead of a refused
+    connection, which would look like a dead one."""
 
     def __init__(self, conf: cfg.ConfigOpts, manager: Any = None) -> None:
         """Checks every option (TLS files, the htpasswd file) at once;

@@ -74,14 +74,17 @@ class Standalone:
         if self.mdns is not None:
             self.mdns.start()
 
-    def stop(self) -> None:
+    def stop(self) -> dict[str, str]:
+        """Stop; returns the steps left unfinished after
+        ``[DEFAULT]graceful_shutdown_timeout`` (resumed on the next start)."""
         if self.mdns is not None:  # agents stop finding a service that stops
             self.mdns.stop()
-        self.conductor.stop()
+        unfinished = self.conductor.stop(self.rt.conf.graceful_shutdown_timeout or None)
         if self.pxe is not None:
             self.pxe.stop()
         self.transport.cleanup()
         self.rt.db.dispose()
+        return unfinished
 
 
 def _wait_for_schema(conf: cfg.ConfigOpts, db: engine.Database) -> None:
@@ -172,15 +175,35 @@ class Conductor:
             self.service.stop()
             raise
 
-    def stop(self) -> None:
-        # leave first so the API stops routing here, then finish work in progress
-        self.membership.stop()
-        self.service.stop()
+    def stop(self) -> dict[str, str]:
+        """Drain, then leave: returns the steps left unfinished (their
+        threads still run: the caller ends the process without them).
+
+        The conductor says in the group that it stops (the API routes new
+        work elsewhere within its member cache) but stays a member, holding
+        its node locks, so that nobody resumes its work while it finishes
+        it (``[DEFAULT]graceful_shutdown_timeout``). Then it leaves, and
+        the leader resumes what is left. A backend that cannot say it (the
+        file driver) is left first, as the only way to stop the routing.
+        """
+        conf = self.rt.conf
+        announced = self.membership.drain()
+        if not announced:
+            self.membership.stop()
+        timeout = conf.graceful_shutdown_timeout or None
+        grace = 0.0
+        if self.transport is not None and announced:
+            # casts the API routed here before its member cache saw the drain
+            grace = min(conf.coordination.member_cache_seconds, timeout or 60.0)
+        unfinished = self.service.stop(timeout, grace=grace)
+        if announced:
+            self.membership.stop()
         self.rt.locks.stop()
         self.coordinator.stop()
         if self.transport is not None:
             self.transport.cleanup()
         self.rt.db.dispose()
+        return unfinished
 
 
 def conductor(conf: cfg.ConfigOpts) -> Conductor:

@@ -129,3 +129,31 @@ def test_forget_a_conductor_gone_for_good(
         assert [c["hostname"] for c in _http(service)] == [host]
     finally:
         store.delete("retired-7")
+
+
+def test_a_conductor_enabled_again_is_listed_like_one_never_disabled(
+    service: Service,
+) -> None:
+    """Enabling drops the state document: a conductor disabled, enabled
+    again and then stopped cleanly is gone from the list, not listed as
+    dead until ``conductor forget`` (a disabled one stays listed)."""
+    from inspector.coordination.conductor_state import DatabaseStore
+
+    store = DatabaseStore(service.rt.db)
+    store.put("stopped-3", {"enabled": False, "reason": "disk swap"})
+    try:
+        assert {c["hostname"]: c["alive"] for c in _http(service)}["stopped-3"] is False
+        resp = service.client.patch(
+            "/v1/conductors/stopped-3", headers=V119, json={"enabled": True}
+        )
+        assert resp.status_code == 200, resp.get_data(as_text=True)
+        body = resp.get_json()
+        assert (body["hostname"], body["alive"], body["enabled"]) == (
+            "stopped-3",
+            False,
+            True,
+        )
+        assert store.get("stopped-3") is None
+        assert "stopped-3" not in [c["hostname"] for c in _http(service)]
+    finally:
+        store.delete("stopped-3")

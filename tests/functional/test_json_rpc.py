@@ -226,6 +226,22 @@ def test_a_conductor_that_cannot_take_work_says_so(serve: Any) -> None:
     assert error_of(resp) == (-32603, "conductor conductor-a failed: KeyError")
 
 
+def test_a_stopping_conductor_refuses_new_calls(serve: Any) -> None:
+    """Draining: a call is refused (the API's client then calls another
+    conductor), the ping still answers, nothing reaches the manager."""
+    stopping = Recorder()
+    running = serve(make_conf(), stopping)
+    stopping.draining = True  # type: ignore[attr-defined]
+    resp = running.post(call("start_introspection", {"uuid": NODE, "version": 1}))
+    assert resp.status_code == 503
+    assert error_of(resp) == (
+        -32000,
+        "conductor conductor-a is stopping: it takes no new work",
+    )
+    assert running.post(call("ping", {})).json()["result"] == {"host": "conductor-a"}
+    assert stopping.calls == []
+
+
 # authentication
 
 

@@ -402,3 +402,64 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
         assert broken == ["k-dead"]
     finally:
         sweeper.stop()
+
+
+class Idle:
+    """An RPC server that delivers nothing: the test hands the step over."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def wait(self) -> None: ...
+
+
+def test_a_stop_gives_steps_their_time_then_names_what_is_left(
+    base_conf: Any, tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """[DEFAULT]graceful_shutdown_timeout: a stop waits for the steps this
+    conductor owns, and when the time is up names those left (resumed by
+    the leader, or by this host when it starts again) instead of waiting
+    for them. Its own database and no transport: the session's service
+    goes on untouched."""
+    import logging
+    import threading
+
+    from inspector.conductor.service import ConductorService
+    from inspector.coordination.members import FixedConductor
+    from inspector.db import engine, migration
+    from inspector.locking.semaphore import SemaphoreLockProvider
+    from inspector.runtime import Runtime
+    from tests.functional.fake_ironic import FakeIronic
+
+    db = engine.Database(f"sqlite:///{tmp_path}/stop.sqlite")
+    migration.upgrade(db)
+    ironic: Any = FakeIronic()  # the Ironic client's interface
+    rt = Runtime(conf=base_conf, db=db, baremetal=ironic, locks=SemaphoreLockProvider())
+    conductor = ConductorService(rt, lambda _m: Idle(), FixedConductor("stop-1"))
+    conductor.start()
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(_record: Any) -> None:
+        entered.set()
+        assert release.wait(10)
+
+    conductor.manager.steps[states.STARTING] = stuck
+    uuid = "6f1d3c57-2d0e-4c4e-9a3e-5b0c1f2a7d11"
+    record = introspections.start(db, uuid, True)
+    conductor.manager.start_introspection({}, uuid, record.version)
+    assert entered.wait(10)
+    caplog.set_level(logging.INFO, logger="inspector.conductor.service")
+    try:
+        left = conductor.stop(timeout=1)
+    finally:
+        release.set()
+    assert left == {uuid: states.STARTING}
+    (line,) = [r.getMessage() for r in caplog.records if "unfinished" in r.getMessage()]
+    assert line.endswith(
+        "step(s) unfinished after 1 s ([DEFAULT]graceful_shutdown_timeout): "
+        f"node {uuid} (starting); the leader resumes them once this conductor "
+        "has left the group"
+    )
+    assert introspections.get(db, uuid).owner == base_conf.host  # still its own
+    db.dispose()

@@ -6,6 +6,7 @@ are spaced 3 s apart (cluster-wide), so a conductor can be caught owning a
 step it has not acted on yet: it is waiting for its power-on slot.
 """
 
+import collections
 import itertools
 import signal
 import time
@@ -15,6 +16,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from lab.ironic_calls import AccessLog
+from lab.ironic_server import IronicServer
 from lab.split_cluster import ConductorServer, SplitCluster
 from tests.integration.conftest import (
     Client,
@@ -204,6 +207,81 @@ def test_paused_owner_is_fenced_and_rejoins(
     assert client.get(f"/v1/introspection/{uuid}").json()["state"] == "waiting"
     assert f"Node {uuid} is booting" not in paused.log_tail(10**6)
     for each in uuids:
+        client.post(f"/v1/introspection/{each}/abort")
+
+
+def test_sigterm_drains_the_conductor(
+    running: SplitCluster, db: sa.engine.Engine, lab: Lab, ironic: IronicServer
+) -> None:
+    """SIGTERM in the middle of 10 introspections (power-ons 3 s apart, so
+    the conductors own starting steps that wait for their slots): the
+    stopping conductor takes no new work but stays in the group, finishes
+    the steps it owns, then leaves. Nobody resumes them, so Ironic sees one
+    boot device and one power call per node: no node was driven by two
+    conductors."""
+    client = Client(running.url)
+    calls = AccessLog(ironic.log_file)
+    before = start_all(client, lab, 7)
+    owners: collections.Counter[str] = collections.Counter()
+
+    def busy() -> bool:
+        power = {u: lab.api.node(u)["power_state"] for u in before}
+        if "power on" not in power.values():
+            return False
+        owners.clear()
+        owners.update(
+            row.owner
+            for uuid, row in rows(db, before).items()
+            if row.state == "starting" and row.owner and power[uuid] != "power on"
+        )
+        return bool(owners)
+
+    wait_until(busy, 20, "no conductor owns a step waiting for its slot")
+    host, _count = owners.most_common(1)[0]
+    owned = [
+        u for u, row in rows(db, before).items()
+        if row.owner == host and row.state == "starting"
+    ]  # fmt: skip
+    victim = by_host(running, host)
+    signalled = time.monotonic()
+    victim.signal(signal.SIGTERM)
+    wait_until(
+        lambda: f"Conductor {host} takes no more casts" in victim.log_tail(10**6),
+        15,
+        f"{host} did not stop taking casts",
+    )
+    after = start_all(client, lab, 3)  # routed elsewhere
+    victim.wait_exit(90)
+    drained = time.monotonic() - signalled
+    assert victim.stop() == 0
+    for uuid in before + after:
+        body = client.wait_for(uuid, "waiting", "error", timeout=60)
+        assert body["state"] == "waiting", body
+    logs = {c.host: c.log_tail(10**7) for c in running.conductors if c.pid}
+    gone = victim.log_tail(10**7)
+    logs[host] = gone
+    for uuid in owned:  # finished by the stopping conductor itself
+        assert f"Node {uuid} is booting into the introspection ramdisk" in gone
+    for uuid in after:
+        assert f"Node {uuid} is booting" not in gone, uuid
+    assert f"Conductor {host} stops: it takes no new work" in gone
+    assert "step(s) unfinished" not in gone
+    for name, text in logs.items():
+        for uuid in before + after:
+            assert f"step of node {uuid} on" not in text, (name, uuid)  # resumed
+            assert f"Node {uuid} changed while" not in text, (name, uuid)
+    per_node = calls.per_node(before + after)
+    for uuid in before + after:
+        counts = per_node[uuid]
+        assert counts["PUT /v1/nodes/<uuid>/management/boot_device"] == 1, counts
+        assert counts["PUT /v1/nodes/<uuid>/states/power"] == 1, counts
+    print(
+        f"{running.rpc_transport}: SIGTERM with {len(owned)} of 10 steps owned "
+        f"by {host}; it finished them and exited {drained:.1f} s after the "
+        "signal; "
+        "one boot device and one power call per node"
+    )
+    for each in before + after:
         client.post(f"/v1/introspection/{each}/abort")
 
 

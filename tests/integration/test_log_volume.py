@@ -22,6 +22,9 @@ MOST_LINES = 6
 """Lines at WARNING or above one process may write for one outage."""
 
 LEVEL = re.compile(r" (WARNING|ERROR|CRITICAL) ")
+BROKER_DRIVER = re.compile(r" (WARNING|ERROR) oslo\.messaging\._drivers\.")
+"""oslo.messaging's line for each reconnection try: one per process and
+outage (inspector.outages.Quieter), in the API as in the conductors."""
 RECOVERY = re.compile(r" INFO .*(works again|can be read again|Reconnected)")
 
 
@@ -93,6 +96,8 @@ def test_outage_is_a_few_lines(cluster: SplitCluster, lab: Lab, backend: str) ->
         lines = _new_lines(path, before[name])
         loud = [x for x in lines if LEVEL.search(x)]
         assert len(loud) <= MOST_LINES, (name, loud)
+        driver = [x for x in loud if BROKER_DRIVER.search(x)]
+        assert len(driver) <= 1, (name, driver)
         recovered += [x for x in lines if RECOVERY.search(x)]
     print("  recovery: " + "\n  ".join(x[24:200] for x in recovered))
     assert recovered, f"no process said that {backend} is back"

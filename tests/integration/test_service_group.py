@@ -213,6 +213,12 @@ def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:
         assert manage(cluster, "enable", host).returncode == 0
     assert routable(agree(client, cluster)) == {c1, c2}
 
+    # enabled again, then a clean stop: gone, as if never disabled (it
+    # used to stay listed as dead until `conductor forget`)
+    cluster.conductors[1].stop()
+    view = agree(client, cluster, until=lambda v: c2 not in v)
+    assert c2 not in view
+
 
 def test_unknown_conductor_and_old_versions(cluster: SplitCluster) -> None:
     client = Client(cluster.url)

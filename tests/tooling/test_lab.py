@@ -135,6 +135,18 @@ def test_ironic_access_log_counts_calls_after_its_start(tmp_path: Any) -> None:
         "PATCH /v1/nodes/<uuid>": 1,
         "PUT /v1/nodes/<uuid>/states/power": 1,
     }
+    other = "0d6c6b8e-0c1d-4c5e-9a55-2a7c9b1f0e11"
+    with open(log, "a") as out:
+        out.write(line.format(f"PUT /v1/nodes/{other}/states/power", 202))
+    assert access.per_node([uuid, other, "unseen"]) == {
+        uuid: {
+            "GET /v1/nodes/<uuid>": 1,
+            "PATCH /v1/nodes/<uuid>": 1,
+            "PUT /v1/nodes/<uuid>/states/power": 1,
+        },
+        other: {"PUT /v1/nodes/<uuid>/states/power": 1},
+        "unseen": {},
+    }
 
 
 def test_apache_config_serves_the_wsgi_module(tmp_path: Any) -> None:

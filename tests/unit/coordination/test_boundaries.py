@@ -15,6 +15,9 @@ PACKAGE = pathlib.Path(inspector.__file__).parent
 OWNER = PACKAGE / "coordination" / "backend.py"
 PUBLIC_UNDERSCORED = {"_asdict", "_replace"}
 """namedtuple's API, underscored so as not to clash with field names."""
+PUBLIC_FUNCTIONS = {"os._exit"}
+"""The standard library's own underscored functions (ending a process
+without waiting for its threads)."""
 
 
 def _private_reads(tree: ast.AST) -> list[str]:
@@ -37,7 +40,7 @@ def _private_reads(tree: ast.AST) -> list[str]:
             continue
         if not name.startswith("_") or name.startswith("__"):
             continue
-        if name in PUBLIC_UNDERSCORED:
+        if name in PUBLIC_UNDERSCORED or ast.unparse(node) in PUBLIC_FUNCTIONS:
             continue
         if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
             continue

@@ -118,17 +118,20 @@ def test_no_group_yet_means_no_conductor(coordinators: Any) -> None:
 
 def test_backend_failure_is_503() -> None:
     broken = mock.Mock()
-    broken.get_members.side_effect = coordination.ToozConnectionError("down")
+    broken.get_members_with_capabilities.side_effect = coordination.ToozConnectionError(
+        "down"
+    )
     with pytest.raises(exceptions.ServiceUnavailable, match="coordination backend"):
         GroupMembers(broken, ttl=0).hosts()
 
 
 def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
     backend = mock.Mock()
-    backend.get_members.return_value.get.return_value = {b"a", b"b"}
+    read = backend.get_members_with_capabilities
+    read.return_value.get.return_value = {b"a": {}, b"b": {}}
     router = GroupMembers(backend, ttl=0, stale_ok=True)
     assert router.hosts() == ["a", "b"]
-    backend.get_members.side_effect = coordination.ToozConnectionError("down")
+    read.side_effect = coordination.ToozConnectionError("down")
     assert router.hosts() == ["a", "b"]  # the last view, not a 503
     assert router.pick() in {"a", "b"}
     sweep = GroupMembers(backend, ttl=0)  # the takeover sweep never guesses
@@ -137,8 +140,8 @@ def test_api_router_keeps_routing_by_the_last_view_during_an_outage() -> None:
     fresh = GroupMembers(backend, ttl=0, stale_ok=True)  # nothing seen yet
     with pytest.raises(exceptions.ServiceUnavailable):
         fresh.hosts()
-    backend.get_members.side_effect = None
-    backend.get_members.return_value.get.return_value = {b"c"}
+    read.side_effect = None
+    read.return_value.get.return_value = {b"c": {}}
     assert router.hosts() == ["c"]  # back: the real view again
 
 
@@ -152,13 +155,13 @@ class SlowGroup:
         self.reading = threading.Event()
         self.let_go = threading.Event()
 
-    def get_members(self, _group: bytes) -> Any:
+    def get_members_with_capabilities(self, _group: bytes) -> Any:
         self.reads += 1
         if self.hold.is_set():
             self.reading.set()
             assert self.let_go.wait(10)
         answer = mock.Mock()
-        answer.get.return_value = set(self.members)
+        answer.get.return_value = dict.fromkeys(self.members, {})
         return answer
 
 
@@ -392,10 +395,10 @@ def test_api_routes_by_its_last_view_while_the_backend_is_away(
     down = {"now": False}
 
     class Group:
-        def get_members(self, _group: bytes) -> Any:
+        def get_members_with_capabilities(self, _group: bytes) -> Any:
             if down["now"]:
                 raise coordination.ToozConnectionError("etcd is away")
-            return mock.Mock(get=lambda: {b"c-1"})
+            return mock.Mock(get=lambda: {b"c-1": {}})
 
     members = GroupMembers(Group(), ttl=0, stale_ok=True)
     caplog.set_level(logging.INFO, logger="inspector.coordination.members")
@@ -411,3 +414,54 @@ def test_api_routes_by_its_last_view_while_the_backend_is_away(
         "backend is away"
     )
     assert lines[1].startswith("Coordination backend back after")
+
+
+class UpdatableFile:
+    """tooz's file driver plus the capability updates etcd, Redis and
+    memcached have (the file driver has none)."""
+
+    def __init__(self, coordinator: Any) -> None:
+        self._coordinator = coordinator
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._coordinator, name)
+
+    def update_capabilities(self, group: bytes, capabilities: Any) -> Any:
+        self._coordinator.leave_group(group).get()
+        return self._coordinator.join_group(group, capabilities)
+
+
+def test_a_stopping_conductor_stays_a_member_and_gets_no_new_work(
+    coordinators: Any,
+) -> None:
+    stays = Membership(coordinators("a"), "a", {})
+    stops = Membership(UpdatableFile(coordinators("b")), "b", {})
+    stays._join()
+    stops._join()
+    router = GroupMembers(coordinators("api"), ttl=0, stale_ok=True)
+    sweep = GroupMembers(coordinators("sweep"), ttl=0)
+    assert router.routable() == ["a", "b"]
+    assert stops.drain() is True
+    assert router.routable() == ["a"]
+    assert {router.pick() for _ in range(20)} == {"a"}
+    # still a member: the leader's sweep does not take its work over
+    assert sweep.hosts() == ["a", "b"] and router.hosts() == ["a", "b"]
+    with pytest.raises(exceptions.ServiceUnavailable) as refused:
+        router.pick(exclude=["a"])
+    assert str(refused.value).startswith(
+        "Service temporarily unavailable: no conductor is available: every "
+        "live conductor is stopping (b)"
+    )
+    stops.beat_once()  # heartbeats go on, and keep saying it
+    assert router.routable() == ["a"]
+    stops.stop()
+    assert sweep.hosts() == ["a"]
+
+
+def test_a_backend_without_capability_updates_cannot_say_it(
+    coordinators: Any,
+) -> None:
+    membership = Membership(coordinators("b"), "b", {})
+    membership._join()
+    assert membership.drain() is False  # the caller leaves the group first
+    membership.stop()
