@@ -213,12 +213,14 @@ class ConductorService:
         if unfinished:
             LOG.warning(
                 "Conductor %s stops with %d step(s) unfinished after %s s "
-                "([DEFAULT]graceful_shutdown_timeout): %s; the leader resumes "
-                "them once this conductor has left the group",
+                "([DEFAULT]graceful_shutdown_timeout): %s; %s",
                 self.rt.conf.host,
                 len(unfinished),
                 f"{timeout or 0:.0f}",
                 ", ".join(f"node {u} ({s})" for u, s in sorted(unfinished.items())),
+                "this process resumes them when it starts again"
+                if self.rt.conf.standalone
+                else "the leader resumes them once this conductor has left the group",
             )
         else:
             LOG.info("Conductor %s stopped", self.rt.conf.host)
