@@ -414,8 +414,19 @@ class Idle:
     def wait(self) -> None: ...
 
 
+@pytest.mark.parametrize(
+    "standalone,who",
+    [
+        (True, "this process resumes them when it starts again"),
+        (False, "the leader resumes them once this conductor has left the group"),
+    ],
+)
 def test_a_stop_gives_steps_their_time_then_names_what_is_left(
-    base_conf: Any, tmp_path: Any, caplog: pytest.LogCaptureFixture
+    base_conf: Any,
+    tmp_path: Any,
+    caplog: pytest.LogCaptureFixture,
+    standalone: bool,
+    who: str,
 ) -> None:
     """[DEFAULT]graceful_shutdown_timeout: a stop waits for the steps this
     conductor owns, and when the time is up names those left (resumed by
@@ -432,6 +443,7 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
     from inspector.runtime import Runtime
     from tests.functional.fake_ironic import FakeIronic
 
+    base_conf.set_override("standalone", standalone)
     db = engine.Database(f"sqlite:///{tmp_path}/stop.sqlite")
     migration.upgrade(db)
     ironic: Any = FakeIronic()  # the Ironic client's interface
@@ -458,8 +470,7 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
     (line,) = [r.getMessage() for r in caplog.records if "unfinished" in r.getMessage()]
     assert line.endswith(
         "step(s) unfinished after 1 s ([DEFAULT]graceful_shutdown_timeout): "
-        f"node {uuid} (starting); the leader resumes them once this conductor "
-        "has left the group"
+        f"node {uuid} (starting); {who}"
     )
     assert introspections.get(db, uuid).owner == base_conf.host  # still its own
     db.dispose()
