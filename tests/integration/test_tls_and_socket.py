@@ -24,7 +24,13 @@ from lab import socket_proxy
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.ramdisk import post_continue
-from tests.integration.conftest import Client, Lab, introspect, start_inspector
+from tests.integration.conftest import (
+    Client,
+    Lab,
+    introspect,
+    start_inspector,
+    wait_until,
+)
 from tests.unit.server.certs import Certs, make_certs
 
 
@@ -59,14 +65,20 @@ def test_stock_client_over_https(
     https_inspector: InspectorServer, certs: Certs, lab: Lab
 ) -> None:
     assert https_inspector.url.startswith("https://127.0.0.1:")
-    assert f"API listening on {https_inspector.url}" in https_inspector.log_tail(
-        100_000
+    # the TLS port accepts connections from just before the line is written
+    wait_until(
+        lambda: (
+            f"API listening on {https_inspector.url}"
+            in https_inspector.log_tail(100_000)
+        ),
+        10,
+        "the API never said where it listens",
     )
     session = ks_session.Session(verify=str(certs.ca.cert))
     client = ironic_inspector_client.ClientV1(
         inspector_url=https_inspector.url, session=session
     )
-    assert client.server_api_versions() == ((1, 0), (1, 21))
+    assert client.server_api_versions() == ((1, 0), (1, 22))
 
     machine, uuid = lab.machine()
     client.introspect(machine.name)
