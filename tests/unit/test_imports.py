@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
+from typing import NamedTuple
 
 import inspector
 
@@ -28,12 +29,21 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imported(
+class Import(NamedTuple):
+    target: str
+    line: int
+    namespace: bool
+    """A package named only as the place of its submodules (``from pkg import
+    sub``): Python runs its ``__init__`` (a cycle may pass through it), but
+    nothing of it is used (no layer is crossed by it)."""
+
+
+def _imports(
     tree: ast.Module, name: str, is_package: bool, modules: set[str]
-) -> set[str]:
+) -> list[Import]:
     """Inspector modules ``name`` imports, at any level, outside TYPE_CHECKING."""
     package = name if is_package else name.rpartition(".")[0]
-    found: set[str] = set()
+    found: list[Import] = []
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
@@ -43,7 +53,7 @@ def _imported(
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in modules:
-                    found.add(alias.name)
+                    found.append(Import(alias.name, node.lineno, False))
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -51,17 +61,26 @@ def _imported(
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
+            submodules = [
+                f"{source}.{alias.name}"
+                for alias in node.names
+                if f"{source}.{alias.name}" in modules
+            ]
             if source in modules:
-                found.add(source)
-            for alias in node.names:
-                if f"{source}.{alias.name}" in modules:
-                    found.add(f"{source}.{alias.name}")
+                only_place = len(submodules) == len(node.names)
+                found.append(Import(source, node.lineno, only_place))
+            found.extend(Import(sub, node.lineno, False) for sub in submodules)
         for child in ast.iter_child_nodes(node):
             visit(child)
 
     visit(tree)
-    found.discard(name)
-    return found
+    return [found_import for found_import in found if found_import.target != name]
+
+
+def _imported(
+    tree: ast.Module, name: str, is_package: bool, modules: set[str]
+) -> set[str]:
+    return {found.target for found in _imports(tree, name, is_package, modules)}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -119,6 +138,194 @@ def test_finds_a_cycle() -> None:
 def test_no_import_cycles() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# The layers. A module belongs to a unit: a package of ``inspector``
+# (``db``), a top-level module outside the kernel (``wsgi``), or the kernel.
+# A row names what a unit may import besides the kernel and itself: units,
+# or single modules of a unit (``conductor.rpcapi``). A row may also be kept
+# for one module (``conductor.work``): then that module follows its own row,
+# its siblings included. Keep doc/layout.md in step.
+
+KERNEL = frozenset(
+    {
+        "inspector",
+        "inspector.exceptions",
+        "inspector.faults",
+        "inspector.keepalive",
+        "inspector.metrics",
+        "inspector.outages",
+        "inspector.runtime",
+        "inspector.states",
+        "inspector.version",
+    }
+)
+"""Top-level modules every unit may import; they import only each other."""
+
+# the Runtime names its members' types
+KERNEL_EDGES = frozenset(
+    {
+        ("inspector.runtime", "inspector.db.engine"),
+        ("inspector.runtime", "inspector.locking.base"),
+    }
+)
+
+MAY_IMPORT: dict[str, frozenset[str]] = {
+    "conf": frozenset(),
+    "db": frozenset(),
+    "baremetal": frozenset(),
+    "net": frozenset(),
+    # the standalone shape keeps the group and the locks in the database
+    "coordination": frozenset({"db"}),
+    "locking": frozenset({"coordination", "db"}),
+    "processing": frozenset(),
+    # actions work on the node context processing hands them
+    "rules": frozenset({"processing"}),
+    "jsonrpc": frozenset({"net"}),
+    "pxe_filter": frozenset({"db", "baremetal"}),
+    "intake": frozenset({"db", "baremetal", "conductor.rpcapi"}),
+    "conductor": frozenset(
+        {"conf", "db", "baremetal", "coordination", "locking", "processing", "rules"}
+    ),
+    # the client side of the RPC API: the API process loads it, so it
+    # knows nothing of the conductor's work
+    "conductor.rpcapi": frozenset(),
+    # the queue knows no workflow
+    "conductor.work": frozenset({"db", "locking"}),
+    # the API process is the conductors' RPC client (as Ironic's API, whose
+    # hooks import ironic.conductor.rpcapi): the health check asks the broker
+    # through rpcapi.py and pings JSON-RPC conductors through probe.py
+    "api": frozenset(
+        {
+            "conf",
+            "db",
+            "coordination",
+            "intake",
+            "net",
+            "conductor.rpcapi",
+            "jsonrpc.probe",
+            "pxe_filter.report",
+            "rules.validation",
+        }
+    ),
+    # the composition root builds every shape
+    "server": frozenset(
+        {
+            "conf",
+            "db",
+            "baremetal",
+            "net",
+            "coordination",
+            "locking",
+            "processing",
+            "rules",
+            "jsonrpc",
+            "pxe_filter",
+            "intake",
+            "conductor",
+            "api",
+        }
+    ),
+    # the OS-process bootstrap: threads, options, logging, signals
+    "bootstrap": frozenset({"conf"}),
+}
+# the entry points: the console scripts and the WSGI module, at the top
+MAY_IMPORT["cmd"] = frozenset(MAY_IMPORT) - {"cmd"}
+MAY_IMPORT["wsgi"] = frozenset(MAY_IMPORT) - {"cmd", "wsgi"}
+
+PENDING = {
+    ("inspector.processing.interfaces", "inspector.intake.lookup"),
+    ("inspector.intake.ramdisk", "inspector.processing.ramdisk_logs"),
+    ("inspector.conductor.work", "inspector.conductor.outcome"),
+}
+"""Forbidden edges that another branch of issue 31 removes: empty this set
+when it is merged (the test fails on an entry that is no longer an edge)."""
+
+
+def _short(module: str) -> str:
+    return module.removeprefix("inspector.")
+
+
+def unit_of(module: str) -> str:
+    """``db`` for ``inspector.db.engine``; ``kernel`` for a kernel module."""
+    if module in KERNEL:
+        return "kernel"
+    return _short(module).split(".")[0]
+
+
+def row_of(module: str) -> str:
+    """The most specific row of :data:`MAY_IMPORT` that ``module`` follows."""
+    name = _short(module)
+    while name not in MAY_IMPORT and "." in name:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _allowed(importer: str, target: str) -> bool:
+    if target in KERNEL:
+        return True
+    if importer in KERNEL:
+        return (importer, target) in KERNEL_EDGES
+    row = row_of(importer)
+    if "." not in row and unit_of(target) == row:
+        return True  # within its own package
+    short = _short(target)
+    return any(
+        short == entry or short.startswith(f"{entry}.") for entry in MAY_IMPORT[row]
+    )
+
+
+def forbidden_edges() -> list[str]:
+    """``importer -> target (file:line)`` for each import no row allows."""
+    modules = _modules()
+    names = set(modules)
+    found = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(), str(path))
+        for edge in _imports(tree, name, path.name == "__init__.py", names):
+            if edge.namespace or _allowed(name, edge.target):
+                continue
+            if (name, edge.target) in PENDING:
+                continue
+            where = path.relative_to(PACKAGE.parent)
+            found.append(f"{name} -> {edge.target} ({where}:{edge.line})")
+    return sorted(set(found))
+
+
+def test_every_unit_has_a_row() -> None:
+    units = {unit_of(name) for name in _modules()} - {"kernel"}
+    assert not units - set(MAY_IMPORT), (
+        f"units without a row: {units - set(MAY_IMPORT)}"
+    )
+    modules = {_short(name) for name in _modules()}
+    named = set(MAY_IMPORT) | {e for row in MAY_IMPORT.values() for e in row}
+    stale = sorted(named - modules)
+    assert not stale, f"the layer table names modules that do not exist: {stale}"
+
+
+def test_the_layer_rules_hold() -> None:
+    found = forbidden_edges()
+    assert not found, "imports the layers forbid (see doc/layout.md):\n" + "\n".join(
+        found
+    )
+
+
+def test_pending_edges_still_exist() -> None:
+    graph = import_graph()
+    gone = sorted(edge for edge in PENDING if edge[1] not in graph[edge[0]])
+    assert not gone, f"remove from PENDING, these edges are gone: {gone}"
+
+
+def test_the_layer_rules_catch_each_kind_of_edge() -> None:
+    assert not _allowed("inspector.coordination.members", "inspector.jsonrpc.endpoint")
+    assert not _allowed("inspector.wsgi", "inspector.cmd")  # a sibling entry point
+    assert not _allowed("inspector.exceptions", "inspector.db.engine")  # kernel
+    assert not _allowed("inspector.conductor.work", "inspector.conductor.start")
+    assert not _allowed("inspector.api.health", "inspector.conductor.manager")
+    assert _allowed("inspector.api.health", "inspector.conductor.rpcapi")
+    assert _allowed("inspector.conductor.start", "inspector.conductor.work")
+    assert _allowed("inspector.runtime", "inspector.db.engine")
+    assert _allowed("inspector.db.engine", "inspector.exceptions")
 
 
 API_IMPORTS = textwrap.dedent(
