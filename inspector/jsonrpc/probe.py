@@ -9,7 +9,9 @@ from inspector.jsonrpc.client import CallFailed, JsonRpcSender
 
 
 @dataclasses.dataclass(frozen=True)
-class Answer:
+class PingResult:
+    """One conductor's answer to a ping, or why there was none."""
+
     host: str
     url: str | None
     ok: bool
@@ -19,22 +21,22 @@ class Answer:
         return f"{self.host} {self.url or '(no endpoint published)'}: {self.detail}"
 
 
-def ping(sender: JsonRpcSender, host: str, url: str | None) -> Answer:
+def ping(sender: JsonRpcSender, host: str, url: str | None) -> PingResult:
     if url is None:
-        return Answer(host, None, False, "published no JSON-RPC endpoint")
+        return PingResult(host, None, False, "published no JSON-RPC endpoint")
     try:
         result = sender.call(url, "ping", {})
     except CallFailed as exc:
-        return Answer(host, url, False, str(exc).removeprefix(f"{url}: "))
+        return PingResult(host, url, False, str(exc).removeprefix(f"{url}: "))
     answered = result.get("host") if isinstance(result, dict) else None
     if answered != host:
-        return Answer(host, url, False, f"answered as {answered!r}, not {host!r}")
-    return Answer(host, url, True, "answers")
+        return PingResult(host, url, False, f"answered as {answered!r}, not {host!r}")
+    return PingResult(host, url, True, "answers")
 
 
 def ping_all(
     sender: JsonRpcSender, hosts: list[str], endpoint: Callable[[str], str | None]
-) -> list[Answer]:
+) -> list[PingResult]:
     """Every conductor at once (a dead one costs one timeout, not one each)."""
     if not hosts:
         return []
@@ -42,7 +44,7 @@ def ping_all(
         return list(pool.map(lambda h: ping(sender, h, endpoint(h)), hosts))
 
 
-def summary(answers: list[Answer]) -> tuple[bool, str]:
+def summary(answers: list[PingResult]) -> tuple[bool, str]:
     """(at least one answers, one line naming each)."""
     if not answers:
         return False, "json-rpc: no live conductor to call"
