@@ -1,4 +1,5 @@
-"""Process set-up shared by the entry points: threads, config, logging."""
+"""The OS-process bootstrap shared by the entry points (the console scripts
+and the WSGI module): threads, options, logging, signals, a fatal exit."""
 
 import os
 import sys
@@ -218,5 +219,5 @@ def die(prog: str, message: str, code: int = 2) -> NoReturn:
         logging.getLogger(prog).critical("Cannot run: %s", message)
         if _logging_ready.get("to_stderr"):
             raise SystemExit(code)
-    print(f"{prog}: {message}", file=sys.stderr)
+    sys.stderr.write(f"{prog}: {message}\n")
     raise SystemExit(code)

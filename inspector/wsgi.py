@@ -80,9 +80,9 @@ def config_args(files: str | None) -> list[str]:
 
 
 def _build(environ: dict[str, Any]) -> Any:
-    from inspector.cmd import process
+    from inspector import bootstrap
 
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
 
     from inspector.server import wiring
@@ -91,8 +91,8 @@ def _build(environ: dict[str, Any]) -> Any:
     # a start that failed earlier left the global options parsed: start over
     cfg.CONF.clear()
     # mod_wsgi's sys.argv is ['mod_wsgi']: never let oslo parse it
-    conf = process.parse_config(config_args(files))
-    process.setup_logging(conf, "ironic-inspector-api")
+    conf = bootstrap.parse_config(config_args(files))
+    bootstrap.setup_logging(conf, "ironic-inspector-api")
     _warn_own_server_options(conf)
     return wiring.api(conf)
 
@@ -106,7 +106,7 @@ def _warn_own_server_options(conf: Any) -> None:
     Here the WSGI server (Apache, ...) owns TLS and the listening socket.
     """
     global _warned_own_server
-    from inspector.server import listen
+    from inspector.net import listen
 
     found = listen.own_server_options_set(conf)
     if found and not _warned_own_server:

@@ -160,13 +160,13 @@ def cast_costs(config_file: pathlib.Path, rounds: int = 300) -> dict[str, Any]:
 
     from oslo_config import cfg
 
-    from inspector.cmd import process
+    from inspector import bootstrap
     from inspector.server import wiring
 
     # the global CONF, as the services: oslo.messaging registers some of its
     # options there only; cleared first, as an earlier shape parsed it
     cfg.CONF.clear()
-    conf = process.parse_config(["--config-file", str(config_file)])
+    conf = bootstrap.parse_config(["--config-file", str(config_file)])
     service = wiring.api(conf)
     try:
         rpc = service.runtime.rpc
@@ -206,7 +206,7 @@ def api_import_seconds(rounds: int = 3) -> float:
 
     code = (
         "import time; t = time.perf_counter()\n"
-        "from inspector.cmd import process; process.select_threading_backend()\n"
+        "from inspector import bootstrap; bootstrap.select_threading_backend()\n"
         "import inspector.server.wiring, inspector.api.app\n"
         "print(time.perf_counter() - t)"
     )

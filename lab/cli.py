@@ -217,9 +217,9 @@ def _terminated(signo: int, _frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from inspector.cmd import process
+    from inspector import bootstrap
 
-    process.select_threading_backend()  # tooz must not pull eventlet in
+    bootstrap.select_threading_backend()  # tooz must not pull eventlet in
     # a plain kill unwinds like Ctrl-C: every server the lab started stops
     signal.signal(signal.SIGTERM, _terminated)
     args = _parser().parse_args(argv)

@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-from inspector.cmd import process
+from inspector import bootstrap
 from lab import lldp, machines, procstat
 from lab.apache_server import ApacheApiServer
 from lab.dhcp import DhcpSegment
@@ -448,7 +448,7 @@ runs, so "start" finishes by itself.
     # this in the background may have left SIGINT ignored), whichever of
     # the lab's threads the kernel hands the signal to
     with contextlib.closing(
-        process.receive_signals((signal.SIGINT, signal.SIGTERM))
+        bootstrap.receive_signals((signal.SIGINT, signal.SIGTERM))
     ) as received:
         next(received)
     print("\nStopping.", file=sys.stderr)

@@ -14,7 +14,7 @@ import argparse
 import logging
 import sys
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 LOG = logging.getLogger(__name__)
 PROG = "ironic-inspector-api-wsgi"
@@ -46,18 +46,18 @@ def main(argv: list[str] | None = None) -> int:
     options, unknown = _parser().parse_known_args(ours)
     service_args = unknown + service_args
 
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
 
     from inspector import exceptions
+    from inspector.net.wsgi_server import WSGIServer
     from inspector.server import wiring
-    from inspector.server.wsgi_server import WSGIServer
 
     try:
-        conf = process.parse_config(service_args)
+        conf = bootstrap.parse_config(service_args)
     except cfg.Error as exc:
-        process.die(PROG, str(exc))
-    process.setup_logging(conf, "ironic-inspector-api")
+        bootstrap.die(PROG, str(exc))
+    bootstrap.setup_logging(conf, "ironic-inspector-api")
     try:
         service = wiring.api(conf)
         server = WSGIServer.from_conf(
@@ -65,11 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         server.start()
     except exceptions.ConfigError as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        process.die(PROG, str(exc), code=1)
+        bootstrap.die(PROG, str(exc), code=1)
     LOG.info("%s started", PROG)
-    process.wait_for_stop(conf, service_args)
+    bootstrap.wait_for_stop(conf, service_args)
     server.stop()
     service.stop()
     LOG.info("%s stopped", PROG)

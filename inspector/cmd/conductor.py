@@ -4,7 +4,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -14,19 +14,19 @@ PROG = "ironic-inspector-conductor"
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
 
     from inspector import exceptions
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        conf = process.parse_config(args)
+        conf = bootstrap.parse_config(args)
     except cfg.Error as exc:
-        process.die(PROG, str(exc))
-    process.setup_logging(conf, "ironic-inspector")
+        bootstrap.die(PROG, str(exc))
+    bootstrap.setup_logging(conf, "ironic-inspector")
     if conf.standalone:
-        process.die(
+        bootstrap.die(
             PROG,
             "[DEFAULT]standalone is True: run ironic-inspector (API and "
             "conductor in one process) instead, or set standalone = False",
@@ -34,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _serve(conf, args)
     except exceptions.ConfigError as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        process.die(PROG, str(exc), code=1)
+        bootstrap.die(PROG, str(exc), code=1)
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
@@ -46,10 +46,10 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     service = wiring.conductor(conf)
     service.start()
     LOG.info("ironic-inspector-conductor %s started", conf.host)
-    process.wait_for_stop(conf, args)
+    bootstrap.wait_for_stop(conf, args)
     unfinished = service.stop()
     LOG.info("ironic-inspector-conductor %s stopped", conf.host)
-    process.exit_without(unfinished)
+    bootstrap.exit_without(unfinished)
     return 0
 
 

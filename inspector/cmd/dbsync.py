@@ -4,7 +4,7 @@ import sys
 
 from oslo_config import cfg
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 PROG = "ironic-inspector-dbsync"
 
@@ -24,14 +24,14 @@ COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()  # no eventlet, even for a schema upgrade
+    bootstrap.select_threading_backend()  # no eventlet, even for a schema upgrade
     from inspector import exceptions
     from inspector.db import engine, migration
 
     conf = cfg.CONF
     conf.register_cli_opt(COMMAND)
     try:
-        process.parse_config(sys.argv[1:] if argv is None else argv, conf)
+        bootstrap.parse_config(sys.argv[1:] if argv is None else argv, conf)
         db = engine.from_conf(conf)
         name = conf.command.name
         if name == "upgrade":
@@ -42,17 +42,17 @@ def main(argv: list[str] | None = None) -> int:
         elif name == "revision":
             migration.revision(db, conf.command.message, conf.command.autogenerate)
     except exceptions.DatabaseRefused as exc:  # fix the configuration
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except exceptions.ServiceUnavailable as exc:  # try again when it is up
-        process.die(PROG, str(exc), code=1)
+        bootstrap.die(PROG, str(exc), code=1)
     except (cfg.Error, exceptions.InspectorError) as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except engine.UNREACHABLE as exc:  # met inside alembic: same words
         error = engine.unreachable(exc)
         code = 2 if isinstance(error, exceptions.DatabaseRefused) else 1
-        process.die(PROG, f"{error} ({db_name(conf)})", code=code)
+        bootstrap.die(PROG, f"{error} ({db_name(conf)})", code=code)
     except Exception as exc:  # any other driver error: its first line
-        process.die(PROG, f"{type(exc).__name__}: {engine.cause(exc)}", code=1)
+        bootstrap.die(PROG, f"{type(exc).__name__}: {engine.cause(exc)}", code=1)
     return 0
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from oslo_config import cfg
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 PROG = "ironic-inspector-manage"
 COLUMNS = (
@@ -309,7 +309,7 @@ def run(conf: cfg.ConfigOpts) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     import logging
 
     from inspector import exceptions
@@ -318,10 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     conf = cfg.CONF
     conf.register_cli_opt(COMMAND)
     try:
-        process.parse_config(sys.argv[1:] if argv is None else argv, conf)
+        bootstrap.parse_config(sys.argv[1:] if argv is None else argv, conf)
         return run(conf)
     except (cfg.Error, exceptions.InspectorError) as exc:
         message = str(exc)
         refused = (exceptions.NotFound, exceptions.Conflict)
         code = 1 if isinstance(exc, refused + (exceptions.ServiceUnavailable,)) else 2
-        process.die(PROG, message, code=code)
+        bootstrap.die(PROG, message, code=code)

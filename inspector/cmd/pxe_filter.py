@@ -10,7 +10,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -20,23 +20,23 @@ PROG = "ironic-inspector-pxe-filter"
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
 
     from inspector import exceptions
 
     args = sys.argv[1:] if argv is None else argv
     try:
-        conf = process.parse_config(args)
+        conf = bootstrap.parse_config(args)
     except cfg.Error as exc:
-        process.die(PROG, str(exc))
-    process.setup_logging(conf, "ironic-inspector")
+        bootstrap.die(PROG, str(exc))
+    bootstrap.setup_logging(conf, "ironic-inspector")
     try:
         return _serve(conf, args)
     except exceptions.ConfigError as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        process.die(PROG, str(exc), code=1)
+        bootstrap.die(PROG, str(exc), code=1)
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
@@ -45,7 +45,7 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     agent = wiring.pxe_agent(conf)
     agent.start()
     LOG.info("%s %s started", PROG, conf.host)
-    process.wait_for_stop(conf, args)
+    bootstrap.wait_for_stop(conf, args)
     agent.stop()
     LOG.info("%s %s stopped", PROG, conf.host)
     return 0

@@ -4,7 +4,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -14,19 +14,19 @@ PROG = "ironic-inspector"
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
 
     from inspector import exceptions
 
     try:
         args = sys.argv[1:] if argv is None else argv
-        conf = process.parse_config(args)
+        conf = bootstrap.parse_config(args)
     except cfg.Error as exc:
-        process.die(PROG, str(exc))
-    process.setup_logging(conf, "ironic-inspector")
+        bootstrap.die(PROG, str(exc))
+    bootstrap.setup_logging(conf, "ironic-inspector")
     if not conf.standalone:
-        process.die(
+        bootstrap.die(
             PROG,
             "[DEFAULT]standalone is False: run "
             "ironic-inspector-api-wsgi and ironic-inspector-conductor "
@@ -35,15 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _serve(conf, args)
     except exceptions.ConfigError as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        process.die(PROG, str(exc), code=1)
+        bootstrap.die(PROG, str(exc), code=1)
 
 
 def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
     from inspector import exceptions
+    from inspector.net.wsgi_server import WSGIServer
     from inspector.server import wiring
-    from inspector.server.wsgi_server import WSGIServer
 
     service = wiring.standalone(conf)
     # TLS and socket options are checked before the conductor starts
@@ -55,9 +55,9 @@ def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
         service.stop()
         raise
     LOG.info("ironic-inspector %s started (standalone)", conf.host)
-    process.wait_for_stop(conf, args)
+    bootstrap.wait_for_stop(conf, args)
     server.stop()
     unfinished = service.stop()
     LOG.info("ironic-inspector stopped")
-    process.exit_without(unfinished)
+    bootstrap.exit_without(unfinished)
     return 0

@@ -13,7 +13,7 @@ import urllib.parse
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 PROG = "ironic-inspector-status"
 
@@ -252,13 +252,13 @@ def driver_library(scheme: str) -> Result:
 
 
 def main(argv: list[str] | None = None) -> int:
-    process.select_threading_backend()
+    bootstrap.select_threading_backend()
     conf = cfg.CONF
     checks = Checks(conf)
     upgradecheck.register_cli_options(conf, checks)
     try:
-        process.parse_config(sys.argv[1:] if argv is None else argv, conf)
+        bootstrap.parse_config(sys.argv[1:] if argv is None else argv, conf)
     except cfg.Error as exc:
-        process.die(PROG, str(exc))
+        bootstrap.die(PROG, str(exc))
     upgradecheck.CONF = conf  # where the library reads --json from
     return upgradecheck.run(conf)

@@ -1,7 +1,7 @@
 """Options of the [mdns] group: publishing the API by multicast DNS.
 
 ironic-inspector's names and defaults. The service reads them only when
-``[DEFAULT]enable_mdns`` is True (:mod:`inspector.server.mdns`);
+``[DEFAULT]enable_mdns`` is True (:mod:`inspector.net.mdns`);
 ``lookup_attempts`` belongs to the agent's mDNS client and is registered so
 that a configuration shared with it still loads.
 """

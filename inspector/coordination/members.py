@@ -11,7 +11,6 @@ from tooz import coordination
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
-from inspector.jsonrpc import endpoint as rpc_endpoint
 
 if TYPE_CHECKING:
     from inspector.coordination.conductor_state import StateStore
@@ -21,6 +20,20 @@ LOG = logging.getLogger(__name__)
 DRAINING = "draining"
 """The member capability a stopping conductor publishes (true): it finishes
 its work and gets none (:meth:`inspector.coordination.group.Membership.drain`)."""
+
+ENDPOINT = "rpc_endpoint"
+"""The member capability holding a conductor's JSON-RPC URL
+(:func:`inspector.jsonrpc.endpoint.advertised`)."""
+
+
+def endpoint_of(capabilities: Any) -> str | None:
+    """The URL a member published, None when it published none (a conductor
+    on the oslo transport, or one from before this transport)."""
+    if isinstance(capabilities, dict):
+        url = capabilities.get(ENDPOINT)
+        if isinstance(url, str) and url:
+            return url
+    return None
 
 
 def _disabled_reason(store: "StateStore | None", host: str) -> str | None:
@@ -163,7 +176,7 @@ class GroupMembers:
         endpoints = {}
         if self._want_endpoints:
             endpoints = {
-                member.decode(): rpc_endpoint.of(caps)
+                member.decode(): endpoint_of(caps)
                 for member, caps in capabilities.items()
             }
         with self._guard:
@@ -187,7 +200,7 @@ class GroupMembers:
                 ).get()
             except coordination.MemberNotJoined:
                 return None  # it left between the two reads
-        return rpc_endpoint.of(capabilities)
+        return endpoint_of(capabilities)
 
     def endpoint(self, host: str) -> str | None:
         """The JSON-RPC URL ``host`` published (as of the cached read; read

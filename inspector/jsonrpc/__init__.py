@@ -4,6 +4,6 @@
 :mod:`~inspector.jsonrpc.protocol` holds the wire format and its limits,
 :mod:`~inspector.jsonrpc.server` each conductor's endpoint,
 :mod:`~inspector.jsonrpc.client` the API's side, and
-:mod:`~inspector.jsonrpc.endpoint` where a conductor is reached (published
-in the conductor group).
+:mod:`~inspector.jsonrpc.endpoint` the URL a conductor publishes in the
+conductor group. Imports the kernel and :mod:`inspector.net` only.
 """

@@ -19,7 +19,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.jsonrpc import protocol
-from inspector.server.htpasswd import Htpasswd, authenticated_user
+from inspector.net.htpasswd import Htpasswd, authenticated_user
 
 LOG = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import urllib3
 from oslo_config import cfg
 
 from inspector.jsonrpc import auth, protocol
-from inspector.server import tls
+from inspector.net import tls
 
 LOG = logging.getLogger(__name__)
 

@@ -1,25 +1,11 @@
 """Where the API reaches a conductor: the URL each conductor publishes in
-its membership of the conductor group (tooz member capabilities), so the
-API needs no DNS and conductors can share a host on different ports."""
-
-import ipaddress
-from typing import Any
+its membership of the conductor group (under
+:data:`inspector.coordination.members.ENDPOINT`), so the API needs no DNS
+and conductors can share a host on different ports."""
 
 from oslo_config import cfg
 
-CAPABILITY = "rpc_endpoint"
-"""The member capability holding a conductor's JSON-RPC URL."""
-
-WILDCARDS = {"", "::", "0.0.0.0", "[::]"}
-
-
-def _bracketed(host: str) -> str:
-    try:
-        if ipaddress.ip_address(host.strip("[]")).version == 6:
-            return f"[{host.strip('[]')}]"
-    except ValueError:
-        pass
-    return host
+from inspector.net.address import is_wildcard, url_host
 
 
 def advertised(conf: cfg.ConfigOpts) -> str:
@@ -27,17 +13,7 @@ def advertised(conf: cfg.ConfigOpts) -> str:
     when it is one address, else ``[DEFAULT]host``."""
     opts = conf.json_rpc
     host = opts.advertise_host or (
-        opts.host_ip if opts.host_ip not in WILDCARDS else conf.host
+        opts.host_ip if not is_wildcard(opts.host_ip) else conf.host
     )
     scheme = "https" if opts.use_ssl else "http"
-    return f"{scheme}://{_bracketed(host)}:{opts.port}/"
-
-
-def of(capabilities: Any) -> str | None:
-    """The URL a member published, None when it published none (a conductor
-    on the oslo transport, or one from before this transport)."""
-    if isinstance(capabilities, dict):
-        url = capabilities.get(CAPABILITY)
-        if isinstance(url, str) and url:
-            return url
-    return None
+    return f"{scheme}://{url_host(host)}:{opts.port}/"

@@ -7,7 +7,6 @@ A call returns once the conductor has claimed the step (the work itself runs
 in the conductor's work pool), so an answer means the work is owned.
 """
 
-import ipaddress
 import logging
 import uuid as uuid_lib
 from collections.abc import Callable, Iterable
@@ -17,8 +16,9 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.jsonrpc import auth, endpoint, protocol
-from inspector.server import tls
-from inspector.server.wsgi_server import WSGIServer
+from inspector.net import tls
+from inspector.net.address import is_loopback
+from inspector.net.wsgi_server import WSGIServer
 
 LOG = logging.getLogger(__name__)
 
@@ -204,13 +204,6 @@ def _headers(body: bytes) -> list[tuple[str, str]]:
     return JSON + [("Content-Length", str(len(body)))]
 
 
-def _beyond_loopback(address: str) -> bool:
-    try:
-        return not ipaddress.ip_address(address.strip("[]")).is_loopback
-    except ValueError:
-        return True  # a name: assume it reaches other hosts
-
-
 class JsonRpcServer:
     """One conductor's endpoint, as ``[json_rpc]`` describes it."""
 
@@ -247,7 +240,7 @@ class JsonRpcServer:
             name="JSON-RPC",
             option="[json_rpc]host_ip/port",
         )
-        self._exposed = _beyond_loopback(opts.host_ip)
+        self._exposed = not is_loopback(opts.host_ip)
 
     def bind(self, manager: Any) -> None:
         """The conductor manager whose methods the calls run."""

@@ -33,6 +33,8 @@ from typing import Any
 
 from oslo_config import cfg
 
+from inspector.net.address import is_ip, is_wildcard, url_host
+
 LOG = logging.getLogger(__name__)
 
 SERVICE_TYPE = "_openstack._tcp.local."
@@ -74,32 +76,13 @@ class Endpoint:
         if self.server is not None:
             return [f"{self.scheme}://{self.server.rstrip('.')}:{self.port}"]
         return [
-            f"{self.scheme}://{_url_host(address)}:{self.port}"
+            f"{self.scheme}://{url_host(address)}:{self.port}"
             for address in self.addresses
         ]
 
     @property
     def full_name(self) -> str:
         return f"{SERVICE_NAME}.{SERVICE_TYPE}"
-
-
-def _url_host(address: str) -> str:
-    return f"[{address}]" if ":" in address else address
-
-
-def _is_wildcard(address: str) -> bool:
-    try:
-        return ipaddress.ip_address(address).is_unspecified
-    except ValueError:
-        return False
-
-
-def _is_ip(address: str) -> bool:
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        return False
-    return True
 
 
 def host_addresses() -> dict[str, str]:
@@ -136,7 +119,7 @@ def endpoint(conf: cfg.ConfigOpts, local: dict[str, str] | None = None) -> Endpo
     port = int(conf.listen_port)
     listen = str(conf.listen_address)
     server = None
-    if _is_wildcard(listen):
+    if is_wildcard(listen):
         if conf.mdns.interfaces:
             addresses = list(conf.mdns.interfaces)
         else:
@@ -147,7 +130,7 @@ def endpoint(conf: cfg.ConfigOpts, local: dict[str, str] | None = None) -> Endpo
                 for a in local
                 if ipaddress.ip_address(a).version == 4 or listen == "::"
             ]
-    elif _is_ip(listen):
+    elif is_ip(listen):
         addresses = [listen]
     else:  # a host name: publish it, and the addresses it resolves to
         server = listen if listen.endswith(".") else listen + "."
@@ -212,7 +195,7 @@ class Publisher:
             return None
         usable = []
         for address in wanted:
-            if not _is_ip(address):
+            if not is_ip(address):
                 LOG.error(
                     "mDNS: [mdns]interfaces entry %r is not an IP address "
                     "(the option takes the addresses of the interfaces); "

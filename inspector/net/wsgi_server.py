@@ -1,8 +1,8 @@
 """A threaded production WSGI server (cheroot) for the standalone process.
 
 It listens on ``listen_address``/``listen_port`` or on the Unix socket
-``listen_unix_socket`` (see :mod:`inspector.server.listen`), over HTTPS when
-``use_ssl`` is set (see :mod:`inspector.server.tls`).
+``listen_unix_socket`` (see :mod:`inspector.net.listen`), over HTTPS when
+``use_ssl`` is set (see :mod:`inspector.net.tls`).
 """
 
 import logging
@@ -16,7 +16,7 @@ from cheroot import wsgi
 from cheroot.ssl.builtin import BuiltinSSLAdapter
 
 from inspector import exceptions
-from inspector.server import listen, tls
+from inspector.net import address, listen, tls
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -135,7 +135,7 @@ class WSGIServer:
                 else "mode from the umask"
             )
             return f"{self.scheme} on Unix socket {self.unix_socket} ({mode})"
-        return f"{self.scheme}://{self._display_host()}:{self.port}"
+        return f"{self.scheme}://{address.url_host(self.host)}:{self.port}"
 
     def start(self) -> None:
         if self.unix_socket:
@@ -163,9 +163,6 @@ class WSGIServer:
             target=self._server.serve, name="wsgi", daemon=True
         )
         self._thread.start()
-
-    def _display_host(self) -> str:
-        return f"[{self.host}]" if ":" in self.host else self.host
 
     def _close(self) -> None:
         """Undo a :meth:`start` that bound the socket but did not serve."""
@@ -195,7 +192,7 @@ def _adapter(settings: tls.ServerTLS) -> BuiltinSSLAdapter:
 
     The adapter builds a context of its own from the files (without client
     verification, whatever the CA file); it is replaced by the one
-    :mod:`inspector.server.tls` built and checked.
+    :mod:`inspector.net.tls` built and checked.
     """
     adapter = BuiltinSSLAdapter(settings.cert_file, settings.key_file)
     adapter.context = settings.context

@@ -22,7 +22,7 @@ from inspector.baremetal.client import BaremetalClient
 from inspector.conductor.rpcapi import ConductorClient, OsloSender
 from inspector.conf import opts, pxe_filter, shape
 from inspector.coordination import conductor_state, service_group
-from inspector.coordination.members import FixedConductor, GroupMembers
+from inspector.coordination.members import ENDPOINT, FixedConductor, GroupMembers
 from inspector.db import engine, migration
 from inspector.locking import factory
 from inspector.runtime import Runtime
@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     from inspector.conductor.service import ConductorService
     from inspector.coordination.group import Membership
+    from inspector.net.mdns import Publisher
     from inspector.pxe_filter.service import PxeFilter
-    from inspector.server.mdns import Publisher
 
 LOG = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def standalone(
     conductor = ConductorService(rt, oslo_server(transport), FixedConductor(conf.host))
     publisher = None
     if conf.enable_mdns:  # zeroconf is loaded only then
-        from inspector.server.mdns import Publisher
+        from inspector.net.mdns import Publisher
 
         publisher = Publisher(conf)
     pxe = None
@@ -289,7 +289,7 @@ def _conductor_transport(
         checked.bind(manager)
         return checked
 
-    return None, serve, {endpoint.CAPABILITY: url}
+    return None, serve, {ENDPOINT: url}
 
 
 def _sender(conf: cfg.ConfigOpts, resolve: Any) -> Any:

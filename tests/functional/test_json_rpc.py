@@ -25,7 +25,7 @@ from inspector.jsonrpc import auth, endpoint, probe
 from inspector.jsonrpc.client import CallFailed, JsonRpcSender
 from inspector.jsonrpc.server import JsonRpcServer
 from lab import loopback
-from tests.unit.server.certs import Certs, make_certs
+from tests.unit.net.certs import Certs, make_certs
 
 NODE = str(uuid_lib.uuid4())
 PASSWORD = "s3cret-Pa55"

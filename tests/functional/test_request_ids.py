@@ -23,7 +23,7 @@ from oslo_log import formatters, log
 
 from inspector.api import request_context
 from inspector.api.app import create_app
-from inspector.server.wsgi_server import WSGIServer
+from inspector.net.wsgi_server import WSGIServer
 from tests.functional.conftest import Service, build_payload, random_bmc, random_mac
 
 ANSWERED = re.compile(

@@ -21,7 +21,7 @@ import pytest
 
 from lab.split_cluster import SplitCluster
 from tests.integration.conftest import Client, Lab, SplitFactory, introspect
-from tests.unit.server.certs import make_certs
+from tests.unit.net.certs import make_certs
 
 PASSWORD = "api-Pa55word"
 BIN = Path(sys.executable).parent

@@ -31,7 +31,7 @@ from tests.integration.conftest import (
     start_inspector,
     wait_until,
 )
-from tests.unit.server.certs import Certs, make_certs
+from tests.unit.net.certs import Certs, make_certs
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from inspector.cmd import process
+from inspector import bootstrap
 
 # The child starts a worker thread, then waits in wait_for_stop; the worker
 # sends itself the signals named on the command line, as the kernel does
@@ -19,8 +19,8 @@ from inspector.cmd import process
 CHILD = textwrap.dedent(
     """
     import logging, signal, sys, threading, time
-    from inspector.cmd import process
-    process.select_threading_backend()
+    from inspector import bootstrap
+    bootstrap.select_threading_backend()
     from oslo_config import cfg
     logging.basicConfig(level=logging.INFO)
 
@@ -32,10 +32,10 @@ CHILD = textwrap.dedent(
         time.sleep(60)
 
     conf = cfg.ConfigOpts()
-    process.parse_config(["--config-file", sys.argv[1]], conf)
+    bootstrap.parse_config(["--config-file", sys.argv[1]], conf)
     threading.Thread(target=worker, daemon=True).start()
     started = time.monotonic()
-    print(process.wait_for_stop(conf, ["--config-file", sys.argv[1]]),
+    print(bootstrap.wait_for_stop(conf, ["--config-file", sys.argv[1]]),
           round(time.monotonic() - started, 1), flush=True)
     """
 )
@@ -84,10 +84,10 @@ def test_rejected_reload_names_the_file_not_a_repr(
     path = tmp_path / "inspector.conf"
     path.write_text("[DEFAULT]\nauth_strategy = noauth\n[pxe_filter]\ndriver = noop\n")
     argv = ["--config-file", str(path)]
-    conf = process.parse_config(argv, cfg.ConfigOpts())
+    conf = bootstrap.parse_config(argv, cfg.ConfigOpts())
     path.write_text(path.read_text() + "[DEFAULT]\ntimeout = notanumber\n")
     with caplog.at_level("ERROR"):
-        assert process.reload_config(conf, argv) is False
+        assert bootstrap.reload_config(conf, argv) is False
     (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert "LocationInfo" not in line
     assert f"[DEFAULT]timeout: Value for option timeout in {path} is not valid" in line

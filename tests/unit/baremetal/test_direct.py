@@ -18,7 +18,7 @@ from inspector import exceptions
 from inspector.baremetal import direct
 from inspector.baremetal.client import BaremetalClient
 from inspector.conf import opts
-from tests.unit.server import certs as certs_mod
+from tests.unit.net import certs as certs_mod
 
 NODE = {"uuid": "u1", "name": "n1", "provision_state": "manageable"}
 

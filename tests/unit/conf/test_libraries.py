@@ -8,8 +8,7 @@ import sys
 import pytest
 from oslo_config import cfg
 
-from inspector import exceptions
-from inspector.cmd import process
+from inspector import bootstrap, exceptions
 from inspector.conf import libraries, opts
 
 KEYSTONE = "[DEFAULT]\nauth_strategy = keystone\n"
@@ -32,7 +31,7 @@ SPLIT = (
 def _conf(tmp_path: pathlib.Path, text: str) -> tuple[cfg.ConfigOpts, str]:
     path = tmp_path / "inspector.conf"
     path.write_text(text)
-    conf = process.parse_config(["--config-file", str(path)], cfg.ConfigOpts())
+    conf = bootstrap.parse_config(["--config-file", str(path)], cfg.ConfigOpts())
     return conf, str(path)
 
 

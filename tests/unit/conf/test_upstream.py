@@ -10,8 +10,7 @@ import pathlib
 import pytest
 from oslo_config import cfg, types
 
-from inspector import exceptions
-from inspector.cmd import process
+from inspector import bootstrap, exceptions
 from inspector.conf import opts, upstream
 from tools import upstream_options
 
@@ -21,7 +20,7 @@ OPTIONS = upstream.load()
 def _conf(tmp_path: pathlib.Path, text: str) -> cfg.ConfigOpts:
     path = tmp_path / "inspector.conf"
     path.write_text(text)
-    return process.parse_config(["--config-file", str(path)], cfg.ConfigOpts())
+    return bootstrap.parse_config(["--config-file", str(path)], cfg.ConfigOpts())
 
 
 def _registered(conf: cfg.ConfigOpts, option: upstream.UpstreamOption) -> cfg.Opt:
@@ -54,7 +53,7 @@ def _same(kind: str, ours: object, theirs: str) -> bool:
 
 
 def test_honoured_options_are_registered_with_upstream_defaults() -> None:
-    conf = process.parse_config([], cfg.ConfigOpts())
+    conf = bootstrap.parse_config([], cfg.ConfigOpts())
     for option in OPTIONS:
         if option.outcome != upstream.HONOURED:
             continue
@@ -189,7 +188,7 @@ def test_config_dir_files_are_judged_too(tmp_path: pathlib.Path) -> None:
     extra = tmp_path / "inspector.conf.d"
     extra.mkdir()
     (extra / "10-tls.conf").write_text("[database]\nconnection_trace = true\n")
-    conf = process.parse_config(["--config-dir", str(extra)], cfg.ConfigOpts())
+    conf = bootstrap.parse_config(["--config-dir", str(extra)], cfg.ConfigOpts())
     with pytest.raises(exceptions.ConfigError, match="10-tls.conf"):
         _check(conf)
 

@@ -3,12 +3,12 @@
 
 from oslo_config import cfg
 
-from inspector.cmd import process
+from inspector import bootstrap
 from inspector.db import engine
 
 
 def _database(**options: object) -> engine.Database:
-    conf = process.parse_config([], cfg.ConfigOpts())
+    conf = bootstrap.parse_config([], cfg.ConfigOpts())
     options.setdefault("connection", "postgresql+psycopg2://u:p@127.0.0.1:1/x")
     for name, value in options.items():
         conf.set_override(name, value, group="database")

@@ -15,7 +15,7 @@ from oslo_config import cfg
 from inspector import exceptions, wsgi
 from inspector.conf import default
 from inspector.conf import ssl as ssl_opts
-from inspector.server import listen
+from inspector.net import listen
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import zeroconf
 from oslo_config import cfg
 
 from inspector.conf import opts
-from inspector.server import mdns
+from inspector.net import mdns
 
 LOCAL = {"192.0.2.10": "eth0", "198.51.100.7": "eth1", "2001:db8::5": "eth0"}
 
@@ -102,7 +102,7 @@ def test_interface_not_on_the_host_is_logged_and_nothing_starts(
 ) -> None:
     conf = _conf(mdns__interfaces=["203.0.113.99", "eth0"])
     publisher = mdns.Publisher(conf)
-    with caplog.at_level(logging.ERROR, logger="inspector.server.mdns"):
+    with caplog.at_level(logging.ERROR, logger="inspector.net.mdns"):
         publisher.start()
         assert publisher.wait(10) is False
     publisher.stop()
@@ -197,7 +197,7 @@ def test_conflict_after_the_last_attempt_is_logged_not_raised(
         mdns__registration_attempts=3,
     )
     publisher = mdns.Publisher(conf)
-    with caplog.at_level(logging.WARNING, logger="inspector.server.mdns"):
+    with caplog.at_level(logging.WARNING, logger="inspector.net.mdns"):
         publisher.start()
         assert publisher.wait(10) is False
     (zc,) = fake_zeroconf.made
@@ -221,7 +221,7 @@ def test_zeroconf_fails_to_start_is_logged(
 
     monkeypatch.setattr(zeroconf, "Zeroconf", refuse)
     publisher = mdns.Publisher(_conf(mdns__interfaces=["198.51.100.7"]))
-    with caplog.at_level(logging.ERROR, logger="inspector.server.mdns"):
+    with caplog.at_level(logging.ERROR, logger="inspector.net.mdns"):
         publisher.start()
         assert publisher.wait(10) is False
     publisher.stop()
@@ -233,7 +233,7 @@ def test_zeroconf_fails_to_start_is_logged(
 def test_zeroconf_is_loaded_only_when_a_publisher_starts() -> None:
     script = (
         "import sys\n"
-        "import inspector.server.mdns, inspector.server.wiring\n"
+        "import inspector.net.mdns, inspector.server.wiring\n"
         "print('zeroconf' in sys.modules)\n"
     )
     result = subprocess.run(

@@ -13,8 +13,8 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.conf import default
 from inspector.conf import ssl as ssl_opts
-from inspector.server import tls
-from tests.unit.server.certs import Certs, Pair, make_certs
+from inspector.net import tls
+from tests.unit.net.certs import Certs, Pair, make_certs
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,9 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.conf import default
 from inspector.conf import ssl as ssl_opts
-from inspector.server import tls
-from inspector.server.wsgi_server import WSGIServer
-from tests.unit.server.certs import Certs, make_certs
+from inspector.net import tls
+from inspector.net.wsgi_server import WSGIServer
+from tests.unit.net.certs import Certs, make_certs
 
 
 def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -83,7 +83,7 @@ def test_unix_socket_mode_served_and_removed(
     short_dir: pathlib.Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = short_dir / "api.sock"
-    caplog.set_level(logging.INFO, logger="inspector.server.wsgi_server")
+    caplog.set_level(logging.INFO, logger="inspector.net.wsgi_server")
     server = WSGIServer(app, "::", 5050, 2, unix_socket=str(path), socket_mode=0o660)
     old_umask = os.umask(0o077)  # the mode asked for wins over the umask
     try:
@@ -141,7 +141,7 @@ def test_regular_file_refused_and_kept(short_dir: pathlib.Path) -> None:
 
 
 def test_https(certs: Certs, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="inspector.server.wsgi_server")
+    caplog.set_level(logging.INFO, logger="inspector.net.wsgi_server")
     port = _free_port()
     settings = tls.ServerTLS(
         tls.build_context(str(certs.server.cert), str(certs.server.key)),
