@@ -11,12 +11,14 @@ Unix socket.
 """
 
 import argparse
-import logging
 import sys
+from typing import TYPE_CHECKING
 
-from inspector import bootstrap
+from inspector.cmd import daemon
 
-LOG = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from oslo_config import cfg
+
 PROG = "ironic-inspector-api-wsgi"
 
 
@@ -44,33 +46,21 @@ def main(argv: list[str] | None = None) -> int:
         ours, service_args = args[:split], args[split + 1 :]
     # service options may also come before "--" (--config-file F)
     options, unknown = _parser().parse_known_args(ours)
-    service_args = unknown + service_args
 
-    bootstrap.select_threading_backend()
-    from oslo_config import cfg
+    def build(conf: "cfg.ConfigOpts") -> list[daemon.Part]:
+        from inspector.net.wsgi_server import WSGIServer
+        from inspector.server import wiring
 
-    from inspector import exceptions
-    from inspector.net.wsgi_server import WSGIServer
-    from inspector.server import wiring
-
-    try:
-        conf = bootstrap.parse_config(service_args)
-    except cfg.Error as exc:
-        bootstrap.die(PROG, str(exc))
-    bootstrap.setup_logging(conf, "ironic-inspector-api")
-    try:
         service = wiring.api(conf)
         server = WSGIServer.from_conf(
             service.app, conf, options.host, options.port, options.threads
         )
-        server.start()
-    except exceptions.ConfigError as exc:
-        bootstrap.die(PROG, str(exc))
-    except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        bootstrap.die(PROG, str(exc), code=1)
-    LOG.info("%s started", PROG)
-    bootstrap.wait_for_stop(conf, service_args)
-    server.stop()
-    service.stop()
-    LOG.info("%s stopped", PROG)
-    return 0
+        return [service, server]
+
+    return daemon.run(
+        PROG,
+        unknown + service_args,
+        build,
+        standalone=False,
+        product="ironic-inspector-api",
+    )

@@ -1,10 +1,9 @@
 """ironic-inspector-conductor: one conductor of the split shape."""
 
 import logging
-import sys
 from typing import TYPE_CHECKING
 
-from inspector import bootstrap
+from inspector.cmd import daemon
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -14,43 +13,14 @@ PROG = "ironic-inspector-conductor"
 
 
 def main(argv: list[str] | None = None) -> int:
-    bootstrap.select_threading_backend()
-    from oslo_config import cfg
-
-    from inspector import exceptions
-
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        conf = bootstrap.parse_config(args)
-    except cfg.Error as exc:
-        bootstrap.die(PROG, str(exc))
-    bootstrap.setup_logging(conf, "ironic-inspector")
-    if conf.standalone:
-        bootstrap.die(
-            PROG,
-            "[DEFAULT]standalone is True: run ironic-inspector (API and "
-            "conductor in one process) instead, or set standalone = False",
-        )
-    try:
-        return _serve(conf, args)
-    except exceptions.ConfigError as exc:
-        bootstrap.die(PROG, str(exc))
-    except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
-        bootstrap.die(PROG, str(exc), code=1)
+    return daemon.run(PROG, argv, _build, standalone=False)
 
 
-def _serve(conf: "cfg.ConfigOpts", args: list[str]) -> int:
+def _build(conf: "cfg.ConfigOpts") -> list[daemon.Part]:
     from inspector.server import wiring
 
     _export_metrics(conf)
-    service = wiring.conductor(conf)
-    service.start()
-    LOG.info("ironic-inspector-conductor %s started", conf.host)
-    bootstrap.wait_for_stop(conf, args)
-    unfinished = service.stop()
-    LOG.info("ironic-inspector-conductor %s stopped", conf.host)
-    bootstrap.exit_without(unfinished)
-    return 0
+    return [wiring.conductor(conf)]
 
 
 def _export_metrics(conf: "cfg.ConfigOpts") -> None:

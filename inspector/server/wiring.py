@@ -320,6 +320,9 @@ class Api:
         self.coordinator = coordinator
         self.app: flask.Flask = _create_app(rt)
 
+    def start(self) -> None:
+        """Nothing to start: built ready to serve, its server starts it."""
+
     def stop(self) -> None:
         self.runtime.locks.stop()
         try:
