@@ -7,7 +7,15 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions, states
-from inspector.db import conductor_states, engine, introspections, leases, migration
+from inspector.db import (
+    claims,
+    conductor_states,
+    engine,
+    introspections,
+    leases,
+    migration,
+    sweeps,
+)
 from inspector.db import rules as rules_db
 from inspector.rules import validation
 
@@ -34,7 +42,7 @@ def _is_translated(exc: pytest.ExceptionInfo[exceptions.DatabaseUnavailable]) ->
 
 def test_a_session_raises_the_projects_error() -> None:
     with pytest.raises(exceptions.DatabaseUnavailable) as exc:
-        introspections.working(_unreachable())
+        sweeps.working(_unreachable())
     _is_translated(exc)
 
 
@@ -90,10 +98,10 @@ def test_the_ping_answers(tmp_path: pathlib.Path) -> None:
 def test_owners_count_working_introspections() -> None:
     db = engine.Database("sqlite://")
     migration.ensure_schema(db)
-    assert introspections.owners(db) == {}
+    assert claims.owners(db) == {}
     record = introspections.start(db, "7f1a2b3c-0000-4000-8000-000000000000", True)
     assert record.state in states.WORKING
-    assert introspections.owners(db) == {}  # nobody claimed it yet
+    assert claims.owners(db) == {}  # nobody claimed it yet
 
 
 def test_conductor_states_round_trip() -> None:

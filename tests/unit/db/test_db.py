@@ -6,7 +6,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions, states
-from inspector.db import engine, introspections, migration, stored_data
+from inspector.db import claims, engine, introspections, migration, stored_data, sweeps
 
 UUID = "11111111-2222-4333-8444-555555555555"
 
@@ -65,11 +65,11 @@ def test_claim_and_ownership_columns(db: engine.Database) -> None:
     record = introspections.start(db, UUID, True, {}, claim_within=30)
     assert record.owner is None and record.deadline is not None
     assert record.deadline > record.started_at
-    claimed = introspections.claim(db, UUID, record.version, "c1", "run1")
+    claimed = claims.claim(db, UUID, record.version, "c1", "run1")
     assert (claimed.owner, claimed.owner_run, claimed.deadline) == ("c1", "run1", None)
     assert claimed.version == record.version + 1
     with pytest.raises(exceptions.StaleState):  # the earlier holder is fenced off
-        introspections.claim(db, UUID, record.version, "c2", "run2")
+        claims.claim(db, UUID, record.version, "c2", "run2")
     with pytest.raises(exceptions.StaleState):
         introspections.check_current(db, UUID, record.version)
     introspections.check_current(db, UUID, claimed.version)
@@ -77,7 +77,7 @@ def test_claim_and_ownership_columns(db: engine.Database) -> None:
         db, UUID, states.WAIT, expected_version=claimed.version
     )
     assert waiting.owner is None and waiting.deadline is None  # the ramdisk's turn
-    assert [r.uuid for r in introspections.working(db)] == []
+    assert [r.uuid for r in sweeps.working(db)] == []
 
 
 def test_final_state_drops_lookup_attributes(db: engine.Database) -> None:
@@ -161,7 +161,7 @@ def test_writes_return_what_they_wrote(db: engine.Database) -> None:
     ]
     assert started == introspections.get(db, UUID)
     seen.clear()
-    claimed = introspections.claim(db, UUID, started.version, "c1", "r1")
+    claimed = claims.claim(db, UUID, started.version, "c1", "r1")
     assert seen == ["UPDATE"] + ([] if returning else ["SELECT"])
     assert claimed == introspections.get(db, UUID)
     assert claimed.owner == "c1" and claimed.version == started.version + 1
@@ -309,7 +309,7 @@ def test_a_transition_from_the_row_the_caller_holds_does_not_read_it(
     db: engine.Database,
 ) -> None:
     record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
-    claimed = introspections.claim(db, UUID, record.version, "c1", "run-1")
+    claimed = claims.claim(db, UUID, record.version, "c1", "run-1")
     seen = _statements(db)
     waiting = introspections.transition(
         db, UUID, states.WAIT, expected_version=claimed.version, current=claimed
