@@ -238,8 +238,8 @@ class Database:
 
     def session(self) -> Translated[orm.Session]:
         """An ORM session in a transaction: committed on success, rolled back
-        on error (for tests and the ORM's few users; the package's queries
-        are Core, see :meth:`begin`).
+        on error (for tests' fixtures: the package's own statements are
+        Core, see :meth:`begin`).
 
         :raises DatabaseUnavailable: the database cannot be reached.
         """
