@@ -3,6 +3,17 @@
 from typing import Any
 
 
+def first_line(exc: BaseException, empty: str | None = None) -> str:
+    """One line for a log or a message: the first line of the error's
+    message (:attr:`InspectorError.message`, or a client library's
+    ``message``), else of its text; ``empty`` (by default the class name)
+    when there is none."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    if text:
+        return text.splitlines()[0].rstrip()
+    return type(exc).__name__ if empty is None else empty
+
+
 class InspectorError(Exception):
     """Base class; ``code`` is the HTTP status the API maps this error to.
 

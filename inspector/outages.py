@@ -15,6 +15,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from inspector.exceptions import first_line
+
 REMIND_EVERY = 300.0
 """Seconds between two reminders that an outage goes on."""
 
@@ -23,14 +25,6 @@ TRIED_WITHIN = 10.0
 first success still dates the end of the outage. A duty tried less often
 (an API process between two requests) cannot know when the backend came
 back: its recovery line gives how long the tries failed instead."""
-
-
-def cause_of(exc: BaseException) -> str:
-    """One line for a log: the project's reason, else the first line of the
-    error, else its class name."""
-    reason = getattr(exc, "message", None) or str(exc)
-    first = reason.strip().splitlines()[0] if reason.strip() else ""
-    return first or type(exc).__name__
 
 
 class OutageLog:
@@ -61,7 +55,7 @@ class OutageLog:
 
     def failed(self, cause: str | BaseException) -> None:
         """The duty failed because a backend is away."""
-        text = cause if isinstance(cause, str) else cause_of(cause)
+        text = cause if isinstance(cause, str) else first_line(cause)
         now = self._clock()
         with self._guard:
             self._failures += 1

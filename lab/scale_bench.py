@@ -125,7 +125,7 @@ def sweep_costs(url: str) -> dict[str, Any]:
     statements and time per sweep."""
     from inspector import states
     from inspector.db import engine as engine_mod
-    from inspector.db import introspections
+    from inspector.db import sweeps
 
     db = engine_mod.Database(url)
     statements = [0]
@@ -135,21 +135,21 @@ def sweep_costs(url: str) -> dict[str, Any]:
         lambda *_: statements.__setitem__(0, statements[0] + 1),
     )
     long_ago = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
-    sweeps: dict[str, Callable[[], Any]] = {
-        "timeout sweep": lambda: introspections.timed_out(
+    duties: dict[str, Callable[[], Any]] = {
+        "timeout sweep": lambda: sweeps.timed_out(
             db, long_ago - datetime.timedelta(hours=1)
         ),
-        "takeover sweep": lambda: introspections.working(db),
-        "reconcile: owed writes": lambda: introspections.owing(db),
-        "metrics: work in progress (every scrape)": lambda: (
-            introspections.count_by_state(db, only=states.TRANSIENT)
+        "takeover sweep": lambda: sweeps.working(db),
+        "reconcile: owed writes": lambda: sweeps.owing(db),
+        "metrics: work in progress (every scrape)": lambda: sweeps.count_by_state(
+            db, only=states.TRANSIENT
         ),
-        "metrics: finished and error (once a minute)": lambda: (
-            introspections.count_by_state(db, only=states.FINAL)
+        "metrics: finished and error (once a minute)": lambda: sweeps.count_by_state(
+            db, only=states.FINAL
         ),
     }
     results = {}
-    for name, sweep in sweeps.items():
+    for name, sweep in duties.items():
         sweep()  # warm the pool
         statements[0] = 0
         timing = _timed(sweep, 20)

@@ -8,7 +8,7 @@ from inspector import exceptions, states
 from inspector.api import params, payload, urls
 from inspector.api.status_body import status_body
 from inspector.db import data_store, listing
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import operator
 from inspector.runtime import Runtime
 
@@ -25,7 +25,7 @@ def _base_url() -> str:
     return urls.base_url(flask.request.environ)
 
 
-def _status(record: Introspection) -> dict[str, Any]:
+def _status(record: IntrospectionRecord) -> dict[str, Any]:
     return status_body(record, _base_url(), flask.g.api_version)
 
 

@@ -16,7 +16,7 @@ import prometheus_client
 from prometheus_client import core, multiprocess
 
 from inspector import states
-from inspector.db import introspections
+from inspector.db import sweeps
 from inspector.exceptions import InspectorError
 from inspector.metrics import MULTIPROC_ENV, PREFIX
 from inspector.runtime import Runtime
@@ -44,9 +44,7 @@ class SharedStateCollector:
             now = time.monotonic()
             interval = self._rt.conf.metrics.final_states_interval
             if self._final_at is None or now - self._final_at >= interval:
-                self._final = introspections.count_by_state(
-                    self._rt.db, only=states.FINAL
-                )
+                self._final = sweeps.count_by_state(self._rt.db, only=states.FINAL)
                 self._final_at = now
             return self._final
 
@@ -57,7 +55,7 @@ class SharedStateCollector:
             "error are recounted every [metrics]final_states_interval.",
             labels=["state"],
         )
-        counts = introspections.count_by_state(self._rt.db, only=states.TRANSIENT)
+        counts = sweeps.count_by_state(self._rt.db, only=states.TRANSIENT)
         counts.update(self._final_counts())
         for state in states.ALL:
             by_state.add_metric([state], counts.get(state, 0))

@@ -8,7 +8,7 @@ timestamps (added in 1.10 and 1.7).
 from typing import Any
 
 from inspector.api import versions
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 
 
 def _iso(value: Any) -> str | None:
@@ -22,7 +22,7 @@ OWNER_SINCE = versions.since("owner")
 
 
 def status_body(
-    record: Introspection, base_url: str, version: tuple[int, int] = (1, 0)
+    record: IntrospectionRecord, base_url: str, version: tuple[int, int] = (1, 0)
 ) -> dict[str, Any]:
     body = {
         "uuid": record.uuid,

@@ -247,14 +247,14 @@ def _lost_steps(conf: cfg.ConfigOpts, group: Any) -> int:
     them (:func:`inspector.conductor.takeover.orphans`); exit status 1 when
     there is any."""
     from inspector.conductor import takeover
-    from inspector.db import engine, introspections
+    from inspector.db import engine, introspections, sweeps
 
     alive = [c["hostname"] for c in group.conductors(with_work=False) if c["alive"]]
     db = engine.from_conf(conf)
     now = introspections.utcnow()
     # judged as a leader would, by none of the conductors: an earlier run of
     # a live conductor is not seen here (that conductor resumes it at start)
-    found = takeover.orphans(introspections.working(db), alive, "", "", now, True)
+    found = takeover.orphans(sweeps.working(db), alive, "", "", now, True)
     rows = [
         {
             "node": o.record.uuid,

@@ -153,7 +153,7 @@ class Checks(upgradecheck.UpgradeCommands):
         except exceptions.ServiceUnavailable as exc:
             return Result(Code.FAILURE, f"{url} does not answer: {exc.message}")
         except Exception as exc:  # e.g. its driver's library is missing
-            first = str(exc).splitlines()[0] if str(exc) else ""
+            first = exceptions.first_line(exc, "")
             return Result(
                 Code.FAILURE, f"{url} cannot be used: {type(exc).__name__}: {first}"
             )

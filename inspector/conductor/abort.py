@@ -6,13 +6,13 @@ from inspector import states
 from inspector.conductor import power
 from inspector.conductor.work import fence
 from inspector.db import introspections
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
 
-def run(rt: Runtime, record: Introspection) -> None:
+def run(rt: Runtime, record: IntrospectionRecord) -> None:
     """Power off (when the service manages the boot), then ``error`` with
     the canceled message, as ironic-inspector does."""
     if record.manage_boot:

@@ -4,6 +4,7 @@ database, so it works on every coordination backend and in standalone."""
 import logging
 import time
 
+from inspector import exceptions
 from inspector.db import leases
 from inspector.db.engine import Database
 
@@ -73,7 +74,7 @@ class Leadership:
             LOG.debug("Cannot renew the leader lease of %s: %s", self.holder, exc)
             return
         self._failing_since = time.monotonic()
-        cause = getattr(exc, "reason", None) or str(exc).splitlines()[0]
+        cause = getattr(exc, "reason", None) or exceptions.first_line(exc)
         LOG.warning(
             "Cannot renew the leader lease of %s: %s; %s until the database "
             "answers (no conductor can lead meanwhile)",

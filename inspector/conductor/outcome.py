@@ -20,7 +20,7 @@ from inspector import exceptions, metrics, states
 from inspector.conductor import owed
 from inspector.db import data_store, introspections, stored_data
 from inspector.db import rules as rules_db
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
 from inspector.rules import runner
@@ -75,7 +75,7 @@ def process_data(
     return data
 
 
-def _ports_read_at_start(record: Introspection) -> list[dict[str, Any]] | None:
+def _ports_read_at_start(record: IntrospectionRecord) -> list[dict[str, Any]] | None:
     """The ports the start read, for the processing of the data the
     ramdisk this start booted posted; None otherwise (a reapply, a
     discovery, a record from before they were kept): list them then."""
@@ -99,7 +99,7 @@ class Outcome:
 def process(
     rt: Runtime,
     hooks: list[ProcessingHook],
-    record: Introspection,
+    record: IntrospectionRecord,
     raw: dict[str, Any],
     power_off: bool,
 ) -> Outcome:
@@ -136,7 +136,9 @@ def process(
     return done
 
 
-def finish(rt: Runtime, record: Introspection, done: Outcome) -> Introspection:
+def finish(
+    rt: Runtime, record: IntrospectionRecord, done: Outcome
+) -> IntrospectionRecord:
     """Record ``done``: the data filed, the introspection finished (with
     the writes it owes, if any)."""
     uuid = record.uuid
@@ -180,13 +182,13 @@ def keep_before_failure(rt: Runtime, uuid: str) -> None:
     data_store.for_conf(rt.conf, rt.db).keep(uuid, None)
 
 
-def file_failure(rt: Runtime, failed: Introspection) -> None:
+def file_failure(rt: Runtime, failed: IntrospectionRecord) -> None:
     """An introspection ended in error: the store settles it (the database
     keeps its raw data; elsewhere the database's copy is dropped)."""
     data_store.for_conf(rt.conf, rt.db).settle(failed)
 
 
-def file_settled(rt: Runtime, record: Introspection) -> None:
+def file_settled(rt: Runtime, record: IntrospectionRecord) -> None:
     """The reconcile made a finished introspection's owed writes: the data
     kept in the database for it goes where the store says."""
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from inspector import exceptions, faults, states
 from inspector.conductor import outcome
 from inspector.db import stored_data
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.processing import ramdisk_logs
 from inspector.processing.base import ProcessingHook
 from inspector.runtime import Runtime
@@ -22,7 +22,7 @@ LOG = logging.getLogger(__name__)
 
 
 def _take_logs(
-    rt: Runtime, record: Introspection, raw: dict[str, Any]
+    rt: Runtime, record: IntrospectionRecord, raw: dict[str, Any]
 ) -> ramdisk_logs.Held:
     """Take ``logs`` out of ``raw`` and out of the stored raw data, at once:
     a redelivered or taken-over step finds them gone and writes nothing."""
@@ -36,7 +36,7 @@ def _take_logs(
     return ramdisk_logs.Held(rt.conf, raw, record.uuid, logs)
 
 
-def run(rt: Runtime, hooks: list[ProcessingHook], record: Introspection) -> None:
+def run(rt: Runtime, hooks: list[ProcessingHook], record: IntrospectionRecord) -> None:
     """Process the raw data stored for ``record`` and finish it. A reapply
     (``reapplying``) never powers the node off: it was not booted."""
     # the fence of this step in the same statement: is the work still ours?

@@ -22,7 +22,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor import outcome, owed
-from inspector.db import data_store, introspections, listing, stored_data
+from inspector.db import data_store, introspections, listing, stored_data, sweeps
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
@@ -91,7 +91,7 @@ def _nodes(rt: Runtime) -> set[str]:
 
 
 def _owed(rt: Runtime, report: Report) -> None:
-    for record in introspections.owing(rt.db):
+    for record in sweeps.owing(rt.db):
         writes = json.loads(record.owed_writes or "{}")
         detail = owed.describe(writes)
         if report.dry_run:

@@ -64,7 +64,7 @@ def broker_reachable(url: Any, timeout: float) -> tuple[bool, str]:
             )
             return True, f"AMQP broker {target} accepted a connection"
         except Exception as exc:  # any failure: say it, try the next host
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            reason = exceptions.first_line(exc)
             failures.append(f"{target}: {reason}")
         finally:
             connection.release()
@@ -116,7 +116,7 @@ class OsloSender:
                 {}, method, **params
             )
         except BROKER_ERRORS as exc:
-            cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            cause = exceptions.first_line(exc)
             # the caller's outage log says it once, not once per cast
             LOG.debug(
                 "Could not cast %s: the message broker %s is unreachable: %s",
@@ -220,7 +220,7 @@ class ConductorClient:
             except exceptions.ServiceUnavailable:
                 raise
             except Exception as exc:  # any failure means it was not taken
-                cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                cause = exceptions.first_line(exc)
                 LOG.debug("Conductor %s did not take %s: %s", host, what, cause)
                 tried.append(host)
                 causes.append(f"{host}: {cause}")

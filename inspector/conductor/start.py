@@ -6,13 +6,13 @@ from inspector import exceptions, faults, states
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.work import fence
 from inspector.db import introspections
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
 
-def run(rt: Runtime, pacer: PowerOnPacer, record: Introspection) -> None:
+def run(rt: Runtime, pacer: PowerOnPacer, record: IntrospectionRecord) -> None:
     """PXE as the next boot device and a reboot (when the service manages
     the boot), paced cluster-wide; then wait for the ramdisk."""
     uuid = record.uuid

@@ -29,8 +29,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 
 from inspector import exceptions, metrics
 from inspector.conductor.work import Step, WorkQueue, fail
-from inspector.db import introspections
-from inspector.db.introspections import Introspection
+from inspector.db import introspections, sweeps
+from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.base import holder_host
 from inspector.runtime import Runtime
 
@@ -39,14 +39,14 @@ LOG = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class Orphan:
-    record: Introspection
+    record: IntrospectionRecord
     reason: str
     cause: str = "owner_left"
     """The ``cause`` label of ``steps_taken_over`` (:mod:`inspector.metrics`)."""
 
 
 def orphans(
-    records: Iterable[Introspection],
+    records: Iterable[IntrospectionRecord],
     alive: Collection[str] | None,
     host: str,
     run: str,
@@ -94,7 +94,7 @@ def orphans(
             )
 
 
-def _judged_by_group(record: Introspection, host: str) -> bool:
+def _judged_by_group(record: IntrospectionRecord, host: str) -> bool:
     """Whether the leader needs the group to judge ``record``: another
     conductor owns it, or its cast went to another conductor."""
     if record.owner is None:
@@ -124,7 +124,7 @@ class Takeover:
         many were found. ``alive`` lists the live conductors (read only
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
-        records = introspections.working(self.rt.db)
+        records = sweeps.working(self.rt.db)
         locks = self._held_locks() if leader else {}
         hosts: Collection[str] | None = ()
         if leader and (
@@ -208,7 +208,7 @@ class Takeover:
         self._suspects = dead
 
     def resume(
-        self, record: Introspection, reason: str, cause: str = "owner_left"
+        self, record: IntrospectionRecord, reason: str, cause: str = "owner_left"
     ) -> None:
         """Queue the lost step of ``record`` again, or end it when it
         cannot be resumed (the ramdisk's data never got stored)."""

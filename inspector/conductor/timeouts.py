@@ -5,7 +5,7 @@ import logging
 
 from inspector import exceptions, states
 from inspector.conductor import power
-from inspector.db import introspections
+from inspector.db import introspections, sweeps
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ def end_timed_out(rt: Runtime) -> int:
         return 0
     cutoff = introspections.utcnow() - datetime.timedelta(seconds=timeout)
     ended = 0
-    for record in introspections.timed_out(rt.db, cutoff):
+    for record in sweeps.timed_out(rt.db, cutoff):
         lock = rt.locks.get_lock(record.uuid)
         if not lock.acquire(blocking=False):
             continue

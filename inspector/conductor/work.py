@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 from inspector import exceptions, faults, metrics, states
 from inspector.conductor import outcome
-from inspector.db import introspections
-from inspector.db.introspections import Introspection
+from inspector.db import claims, introspections
+from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.base import NodeLock
 from inspector.runtime import Runtime
 
@@ -20,11 +20,11 @@ LOG = logging.getLogger(__name__)
 LOCK_TIMEOUT = 60.0
 """Seconds a step waits for a node lock held by other work on the node."""
 
-Step = Callable[[Introspection], None]
+Step = Callable[[IntrospectionRecord], None]
 """The work of one state (start, process, abort) for the record it gets."""
 
 
-def fence(rt: Runtime, record: Introspection) -> None:
+def fence(rt: Runtime, record: IntrospectionRecord) -> None:
     """Before acting on Ironic: is this work still ours? A conductor that
     was paused (or cut off) while another took the step over stops here
     instead of writing to Ironic on stale authority."""
@@ -94,7 +94,7 @@ class WorkQueue:
         try:
             # one statement: the claim fences off any earlier owner, and
             # fails when the step is not the one this delivery was for
-            record = introspections.claim(
+            record = claims.claim(
                 self.rt.db,
                 uuid,
                 version,
@@ -174,7 +174,7 @@ class WorkQueue:
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
     def _run_locked(
-        self, record: Introspection, expected_state: str, step: Step
+        self, record: IntrospectionRecord, expected_state: str, step: Step
     ) -> None:
         uuid = record.uuid
         waited = time.monotonic()

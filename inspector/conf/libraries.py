@@ -328,7 +328,7 @@ def _policy_files(conf: cfg.ConfigOpts, found: Findings) -> None:
         with open(path, encoding="utf-8") as document:
             rules = yaml.safe_load(document)
     except (OSError, yaml.YAMLError) as exc:
-        detail = str(exc).splitlines()[0]
+        detail = exceptions.first_line(exc)
         found.refuse(group, "policy_file", f"cannot be read as YAML: {detail}")
         return
     if rules is not None and not isinstance(rules, dict):

@@ -40,7 +40,7 @@ def translated(action: str) -> Iterator[None]:
     except exceptions.InspectorError:
         raise
     except _failure_types() as exc:
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        detail = exceptions.first_line(exc, "")
         raise exceptions.ServiceUnavailable(
             reason=f"coordination backend failed to {action}: "
             f"{type(exc).__name__}{': ' + detail if detail else ' (no answer)'}"

@@ -23,7 +23,7 @@ from inspector.coordination.conductor_state import (
     for_coordinator,
 )
 from inspector.coordination.members import DRAINING
-from inspector.db import introspections, leases
+from inspector.db import claims, leases
 from inspector.db.engine import Database
 
 LOG = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class ServiceGroup:
             states_ = {host: self._store.get(host) for host in known}
         # the work each owns is in the database: a view without it needs
         # only the coordination backend (the health check's)
-        owned = introspections.owners(self._db) if with_work else {}
+        owned = claims.owners(self._db) if with_work else {}
         views = {}
         for host in sorted(known):
             views[host] = self._view(

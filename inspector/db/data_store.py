@@ -32,7 +32,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.db import stored_data
 from inspector.db.engine import Database
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 
 
 class DataStore(Protocol):
@@ -47,7 +47,7 @@ class DataStore(Protocol):
 
     def keep(self, uuid: str, processed: dict[str, Any] | None) -> None: ...
 
-    def settle(self, record: Introspection) -> None: ...
+    def settle(self, record: IntrospectionRecord) -> None: ...
 
     def delete(self, uuid: str) -> None: ...
 
@@ -76,14 +76,14 @@ class NoStore:
     def keep(self, uuid: str, processed: dict[str, Any] | None) -> None:
         """Nothing is kept."""
 
-    def settle(self, record: Introspection) -> None:
+    def settle(self, record: IntrospectionRecord) -> None:
         stored_data.delete(self._db, record.uuid)
 
     def delete(self, uuid: str) -> None:
         stored_data.delete(self._db, uuid)
 
 
-class DatabaseStore:
+class DatabaseDataStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
@@ -101,7 +101,7 @@ class DatabaseStore:
         if processed is not None:
             stored_data.store(self._db, uuid, processed, processed=True)
 
-    def settle(self, record: Introspection) -> None:
+    def settle(self, record: IntrospectionRecord) -> None:
         """The data is where it belongs already."""
 
     def delete(self, uuid: str) -> None:
@@ -157,7 +157,7 @@ class DirectoryStore:
         if processed is not None:
             _write(target / "processed.json", processed)
 
-    def settle(self, record: Introspection) -> None:
+    def settle(self, record: IntrospectionRecord) -> None:
         target = self._dir(record.uuid)
         target.mkdir(parents=True, exist_ok=True)
         _write(
@@ -192,7 +192,7 @@ class DirectoryStore:
 def for_conf(conf: cfg.ConfigOpts, db: Database) -> DataStore:
     kind = conf.processing.store_data
     if kind == "database":
-        return DatabaseStore(db)
+        return DatabaseDataStore(db)
     if kind == "directory":
         return DirectoryStore(db, conf.processing.store_data_dir)
     return NoStore(db)

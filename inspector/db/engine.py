@@ -5,11 +5,12 @@ reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable
 (a 503 naming the cause), whichever path met it.
 """
 
-import contextlib
 import re
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from oslo_config import cfg
@@ -28,8 +29,7 @@ UNREACHABLE: tuple[type[sa_exc.SQLAlchemyError], ...] = (
 
 def cause(exc: BaseException) -> str:
     """The first line of the driver's message: one line for logs and clients."""
-    lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
+    return exceptions.first_line(getattr(exc, "orig", None) or exc)
 
 
 REFUSALS = (
@@ -74,6 +74,61 @@ def unreachable(exc: BaseException) -> exceptions.DatabaseUnavailable:
         if found:
             return exceptions.DatabaseRefused(reason=message.format(found.group(1)))
     return exceptions.DatabaseUnavailable(reason=cause(exc))
+
+
+T = TypeVar("T")
+
+
+class Translated(Generic[T]):
+    """The one translation of this package: one of :data:`UNREACHABLE`,
+    met opening the context manager ``opener`` returns, inside the block or
+    closing it (a commit), leaves as :func:`unreachable`'s error; every
+    other error passes through as it is.
+
+    A class, not a generator: the hottest reads enter it once each, and a
+    generator-based context manager costs several times as much.
+    """
+
+    __slots__ = ("_opener", "_inner")
+
+    def __init__(
+        self, opener: Callable[[], AbstractContextManager[T]] | None = None
+    ) -> None:
+        self._opener = opener
+        self._inner: AbstractContextManager[T] | None = None
+
+    def __enter__(self) -> T:
+        if self._opener is None:
+            return None  # type: ignore[return-value]
+        try:
+            self._inner = self._opener()
+            return self._inner.__enter__()
+        except UNREACHABLE as exc:
+            raise unreachable(exc) from exc
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        inner, self._inner = self._inner, None
+        try:
+            done = inner.__exit__(kind, exc, traceback) if inner else None
+        except UNREACHABLE as error:
+            raise unreachable(error) from error
+        if isinstance(exc, UNREACHABLE) and not done:
+            raise unreachable(exc) from exc
+        return done
+
+
+def translated(
+    opener: Callable[[], AbstractContextManager[T]] | None = None,
+) -> Translated[T]:
+    """``with translated(engine.connect) as conn:``, or ``with translated():``
+    around a block that reaches the database by other means (alembic): see
+    :class:`Translated`."""
+    return Translated(opener)
 
 
 PING_AFTER_IDLE = 1.0
@@ -181,29 +236,29 @@ class Database:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
-    @contextlib.contextmanager
-    def session(self) -> Iterator[orm.Session]:
-        """A session in a transaction: committed on success, rolled back on error.
+    def session(self) -> Translated[orm.Session]:
+        """An ORM session in a transaction: committed on success, rolled back
+        on error (for tests' fixtures: the package's own statements are
+        Core, see :meth:`begin`).
 
         :raises DatabaseUnavailable: the database cannot be reached.
         """
-        try:
-            with self._sessions() as session, session.begin():
-                yield session
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
+        return Translated(self._sessions.begin)
 
-    @contextlib.contextmanager
-    def connect(self) -> Iterator[sa.Connection]:
-        """A pooled Core connection, for reads that need no ORM.
+    def connect(self) -> Translated[sa.Connection]:
+        """A pooled Core connection, for reads (commit writes yourself).
 
         :raises DatabaseUnavailable: the database cannot be reached.
         """
-        try:
-            with self.engine.connect() as conn:
-                yield conn
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
+        return Translated(self.engine.connect)
+
+    def begin(self) -> Translated[sa.Connection]:
+        """A pooled Core connection in a transaction: committed on success,
+        rolled back on error.
+
+        :raises DatabaseUnavailable: the database cannot be reached.
+        """
+        return Translated(self.engine.begin)
 
     def ping(self) -> None:
         """``SELECT 1`` on a pooled connection (the health check).

@@ -1,4 +1,9 @@
-"""Introspection records: state writes (compare-and-swap), lookup, listing."""
+"""One introspection record at a time: its reads (by UUID, by lookup
+attributes) and its fenced writes (compare-and-swap on ``version``).
+
+Claims of a record's step are :mod:`inspector.db.claims`; the reads over
+many records, :mod:`inspector.db.sweeps` and :mod:`inspector.db.listing`.
+"""
 
 import dataclasses
 import datetime
@@ -8,17 +13,17 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 import sqlalchemy as sa
-from sqlalchemy import orm
 
 from inspector import exceptions, states
 from inspector.db import models, stored_data
-from inspector.db.engine import UNREACHABLE, Database, unreachable
+from inspector.db.engine import Database
 from inspector.db.models import utcnow
 
 
 @dataclasses.dataclass(frozen=True)
-class Introspection:
-    """A snapshot of one introspection row."""
+class IntrospectionRecord:
+    """A snapshot of one row of ``introspections``, as read or written (the
+    table's ORM class is :class:`inspector.db.models.Introspection`)."""
 
     uuid: str
     state: str
@@ -41,24 +46,9 @@ class Introspection:
         return self.state in states.FINAL
 
 
-def _snapshot(row: models.Introspection) -> Introspection:
-    return Introspection(
-        uuid=row.uuid,
-        state=row.state,
-        version=row.version,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        error=row.error,
-        manage_boot=row.manage_boot,
-        owner=row.owner,
-        owner_run=row.owner_run,
-        deadline=row.deadline,
-        owed_writes=row.owed_writes,
-        owed_reason=row.owed_reason,
-        ports=row.ports,
-        handed_to=row.handed_to,
-        claimed_at=row.claimed_at,
-    )
+def record_of(row: Any) -> IntrospectionRecord:
+    """The snapshot of a Core row of ``introspections`` (every column)."""
+    return IntrospectionRecord(**row._asdict())
 
 
 CLAIM_WITHIN = 30.0
@@ -131,23 +121,19 @@ def _update_statement(
     return update.returning(*_TABLE.c) if returning else update
 
 
-def get(db: Database, uuid: str) -> Introspection:
+def get(db: Database, uuid: str) -> IntrospectionRecord:
     """The introspection of ``uuid``.
 
     :raises IntrospectionNotFound: no introspection of ``uuid`` is known.
     :raises DatabaseUnavailable: the database cannot be reached.
     """
     # the status GET is the hottest read: a Core query on a pooled
-    # connection costs a third of an ORM session round trip (and a plain
-    # try costs nothing, unlike Database.connect's generator)
-    try:
-        with db.engine.connect() as conn:
-            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
+    # connection costs a third of an ORM session round trip
+    with db.connect() as conn:
+        row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
     if row is None:
         raise exceptions.IntrospectionNotFound(node=uuid)
-    return Introspection(**row._asdict())
+    return record_of(row)
 
 
 def start(
@@ -157,7 +143,7 @@ def start(
     attributes: dict[str, list[str]] | None = None,
     claim_within: float = CLAIM_WITHIN,
     ports: list[dict[str, Any]] | None = None,
-) -> Introspection:
+) -> IntrospectionRecord:
     """Record a new introspection of ``uuid`` in ``starting``.
 
     A node seen before moves through the ``start`` event, so starting a node
@@ -179,70 +165,73 @@ def start(
         for value in sorted(set(found))
     ]
     # Core statements: every start runs this in the API (ORM: twice the CPU)
-    try:
-        with db.engine.begin() as conn:
-            row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
-            if row is None:
-                fresh = {
-                    "uuid": uuid,
-                    "state": states.STARTING,
-                    "version": 1,
+    with db.begin() as conn:
+        row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
+        if row is None:
+            fresh = {
+                "uuid": uuid,
+                "state": states.STARTING,
+                "version": 1,
+                **values,
+                **_ownership(states.STARTING, now, claim_within),
+            }
+            started = _insert(conn, fresh)
+        else:
+            new_state = states.next_state(row.state, states.START)
+            started = compare_and_swap(
+                conn,
+                uuid,
+                row.version,
+                {
                     **values,
-                    **_ownership(states.STARTING, now, claim_within),
-                }
-                returning = conn.dialect.insert_returning
-                insert = _insert_statement(tuple(sorted(fresh)), returning)
-                if returning:
-                    started = conn.execute(insert, _params(fresh)).one()
-                else:
-                    conn.execute(insert, _params(fresh))
-                    started = conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
-            else:
-                new_state = states.next_state(row.state, states.START)
-                started = _cas_returning(
-                    conn,
-                    uuid,
-                    row.version,
-                    {
-                        **values,
-                        "state": new_state,
-                        **_ownership(new_state, now, claim_within),
-                    },
-                )
-            conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
-            if rows:
-                conn.execute(_ADD_ATTRIBUTES, rows)
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    return Introspection(**started._asdict())
+                    "state": new_state,
+                    **_ownership(new_state, now, claim_within),
+                },
+            )
+        conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
+        if rows:
+            conn.execute(_ADD_ATTRIBUTES, rows)
+    return record_of(started)
 
 
 def enroll(
     db: Database, uuid: str, claim_within: float = CLAIM_WITHIN
-) -> Introspection:
+) -> IntrospectionRecord:
     """Record a node discovery just created in Ironic, in ``enrolling``."""
     now = utcnow()
-    with db.session() as session:
-        if session.get(models.Introspection, uuid) is not None:
+    with db.begin() as conn:
+        if conn.execute(_VERSION_OF, {"uuid": uuid}).first() is not None:
             raise exceptions.Conflict(
                 f"Node {uuid} was already introspected: not enrolling it again"
             )
-        row = models.Introspection(
-            uuid=uuid,
-            state=states.ENROLLING,
-            version=1,
-            started_at=now,
-            finished_at=None,
-            error=None,
-            manage_boot=False,  # it booted by itself; its BMC is not ours yet
-            **_ownership(states.ENROLLING, now, claim_within),
+        row = _insert(
+            conn,
+            {
+                "uuid": uuid,
+                "state": states.ENROLLING,
+                "version": 1,
+                "started_at": now,
+                "finished_at": None,
+                "error": None,
+                "manage_boot": False,  # it booted by itself; its BMC is not ours yet
+                **_ownership(states.ENROLLING, now, claim_within),
+            },
         )
-        session.add(row)
-        session.flush()
-        return _snapshot(row)
+    return record_of(row)
 
 
-def _cas_returning(
+def _insert(conn: sa.Connection, values: dict[str, Any]) -> Any:
+    """Insert the row of ``values``; the row as written (the database
+    returns it where it can, as for :func:`compare_and_swap`)."""
+    returning = conn.dialect.insert_returning
+    insert = _insert_statement(tuple(sorted(values)), returning)
+    if returning:
+        return conn.execute(insert, _params(values)).one()
+    conn.execute(insert, _params(values))
+    return conn.execute(_GET_BY_UUID, {"uuid": values["uuid"]}).one()
+
+
+def compare_and_swap(
     conn: sa.Connection,
     uuid: str,
     version: int,
@@ -283,8 +272,8 @@ def transition(
     raw_data: dict[str, Any] | None = None,
     claim_within: float = CLAIM_WITHIN,
     owed: tuple[str, str] | None = None,
-    current: Introspection | None = None,
-) -> Introspection:
+    current: IntrospectionRecord | None = None,
+) -> IntrospectionRecord:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
     With ``expected_version`` the write only happens if nobody changed the
@@ -302,104 +291,31 @@ def transition(
         raise ValueError("current must be the row at expected_version")
     # Core statements: three transitions per machine (the ORM doubled
     # their CPU and read the row back twice)
-    try:
-        with db.engine.begin() as conn:
-            row: Any = current
-            if row is None:
-                row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
-            if row is None:
-                raise exceptions.IntrospectionNotFound(node=uuid)
-            if expected_version is not None and row.version != expected_version:
-                raise exceptions.StaleState(node=uuid, version=expected_version)
-            new_state = states.next_state(row.state, event)
-            now = utcnow()
-            values: dict[str, object] = {
-                "state": new_state,
-                **_ownership(new_state, now, claim_within),
-            }
-            if new_state in states.FINAL:
-                values["finished_at"] = now
-                values["error"] = error if new_state == states.ERROR else None
-                values["owed_writes"], values["owed_reason"] = owed or (None, None)
-                conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
-            elif error is not None:
-                values["error"] = error
-            written = _cas_returning(conn, uuid, row.version, values)
-            if raw_data is not None:
-                stored_data.put(conn, uuid, raw_data, processed=False)
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    return Introspection(**written._asdict())
-
-
-def claim(
-    db: Database,
-    uuid: str,
-    version: int,
-    owner: str,
-    run: str,
-    state: str | None = None,
-) -> Introspection:
-    """Make ``owner`` (this run of it) the owner of the current step.
-
-    A fenced write like every other: it bumps the version, so a conductor
-    that owned the step before can no longer write. With ``state``, only a
-    row in that state is claimed (:class:`StaleState` otherwise).
-    """
-    values: dict[str, object] = {
-        "owner": owner,
-        "owner_run": run,
-        "deadline": None,
-        "claimed_at": utcnow(),
-    }
-    try:
-        with db.engine.begin() as conn:
-            written = _cas_returning(conn, uuid, version, values, state)
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    return Introspection(**written._asdict())
-
-
-def handed(db: Database, uuid: str, version: int, host: str) -> bool:
-    """Record that the unclaimed step of ``uuid`` was cast to ``host``
-    (after the broker took the cast). Not a fenced change: the version
-    stays, so the cast's claim still matches; False when the step was
-    claimed or moved on meanwhile (nothing to record then)."""
-    table = _TABLE
-    try:
-        with db.engine.begin() as conn:
-            result = conn.execute(
-                sa.update(table)
-                .where(
-                    table.c.uuid == uuid,
-                    table.c.version == version,
-                    table.c.owner.is_(None),
-                )
-                .values(handed_to=host)
-            )
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    return bool(result.rowcount == 1)
-
-
-def release_claim(db: Database, uuid: str, version: int) -> bool:
-    """Let the sweep take the unclaimed step of ``uuid`` at once: its claim
-    deadline becomes now. Not a fenced change (the version stays, so a
-    conductor that got the cast after all still claims it); False when the
-    step moved on or was claimed meanwhile."""
-    model = models.Introspection
-    with db.session() as session:
-        result = session.execute(
-            sa.update(model)
-            .where(
-                model.uuid == uuid,
-                model.version == version,
-                model.owner.is_(None),
-                model.state.in_(states.WORKING),
-            )
-            .values(deadline=utcnow())
-        )
-        return bool(result.rowcount == 1)  # type: ignore[attr-defined]
+    with db.begin() as conn:
+        row: Any = current
+        if row is None:
+            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
+        if row is None:
+            raise exceptions.IntrospectionNotFound(node=uuid)
+        if expected_version is not None and row.version != expected_version:
+            raise exceptions.StaleState(node=uuid, version=expected_version)
+        new_state = states.next_state(row.state, event)
+        now = utcnow()
+        values: dict[str, object] = {
+            "state": new_state,
+            **_ownership(new_state, now, claim_within),
+        }
+        if new_state in states.FINAL:
+            values["finished_at"] = now
+            values["error"] = error if new_state == states.ERROR else None
+            values["owed_writes"], values["owed_reason"] = owed or (None, None)
+            conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
+        elif error is not None:
+            values["error"] = error
+        written = compare_and_swap(conn, uuid, row.version, values)
+        if raw_data is not None:
+            stored_data.put(conn, uuid, raw_data, processed=False)
+    return record_of(written)
 
 
 def check_current(db: Database, uuid: str, version: int) -> None:
@@ -407,111 +323,49 @@ def check_current(db: Database, uuid: str, version: int) -> None:
     longer the row's (another conductor took the work over, or an operator
     acted), so nothing is done to Ironic on stale authority."""
     # the version alone: a fence runs before every action on Ironic
-    try:
-        with db.engine.connect() as conn:
-            current = conn.execute(_VERSION_OF, {"uuid": uuid}).scalar()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
+    with db.connect() as conn:
+        current = conn.execute(_VERSION_OF, {"uuid": uuid}).scalar()
     if current != version:  # None: the introspection is gone
         raise exceptions.StaleState(node=uuid, version=version)
 
 
-_WORKING = sa.select(_TABLE).where(_TABLE.c.state.in_(sorted(states.WORKING)))
-
-
-def working(db: Database) -> list[Introspection]:
-    """Every introspection whose next step belongs to a conductor.
-
-    Core rows, not ORM objects: each conductor reads these every
-    [coordination]sweep_interval, as many as nodes are being worked on.
-    """
-    try:
-        with db.engine.connect() as conn:
-            return [Introspection(**row._asdict()) for row in conn.execute(_WORKING)]
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-
-
-def owners(db: Database) -> dict[str, int]:
-    """How many working introspections each conductor owns now."""
-    model = models.Introspection
-    query = (
-        sa.select(model.owner, sa.func.count())
-        .where(model.state.in_(states.WORKING), model.owner.is_not(None))
-        .group_by(model.owner)
-    )
-    with db.session() as session:
-        return {str(owner): count for owner, count in session.execute(query)}
-
-
-def restore(db: Database, saved: dict[str, Any]) -> Introspection:
+def restore(db: Database, saved: dict[str, Any]) -> IntrospectionRecord:
     """Recreate a finished introspection from its saved record (rebuild)."""
 
     def when(value: Any) -> datetime.datetime | None:
         return datetime.datetime.fromisoformat(value) if value else None
 
-    with db.session() as session:
-        row = models.Introspection(
-            uuid=saved["uuid"],
-            state=saved["state"],
-            version=1,
-            started_at=when(saved.get("started_at")) or utcnow(),
-            finished_at=when(saved.get("finished_at")) or utcnow(),
-            error=saved.get("error"),
-            manage_boot=True,
+    with db.begin() as conn:
+        row = _insert(
+            conn,
+            {
+                "uuid": saved["uuid"],
+                "state": saved["state"],
+                "version": 1,
+                "started_at": when(saved.get("started_at")) or utcnow(),
+                "finished_at": when(saved.get("finished_at")) or utcnow(),
+                "error": saved.get("error"),
+                "manage_boot": True,
+            },
         )
-        session.add(row)
-        session.flush()
-        return _snapshot(row)
+    return record_of(row)
 
 
-def owing(db: Database) -> list[Introspection]:
-    """Finished introspections with Ironic writes still owed."""
-    model = models.Introspection
-    with db.session() as session:
-        query = sa.select(model).where(model.owed_writes.is_not(None))
-        return [_snapshot(r) for r in session.scalars(query)]
+_SETTLE = (
+    sa.update(_TABLE)
+    .where(
+        _TABLE.c.uuid == sa.bindparam("w_uuid"),
+        _TABLE.c.version == sa.bindparam("w_version"),
+    )
+    .values(owed_writes=None, owed_reason=None)
+)
 
 
 def settle(db: Database, uuid: str, version: int) -> bool:
     """The owed writes of ``uuid`` were made: forget them (fenced)."""
-    model = models.Introspection
-    with db.session() as session:
-        result = session.execute(
-            sa.update(model)
-            .where(model.uuid == uuid, model.version == version)
-            .values(owed_writes=None, owed_reason=None)
-        )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
-
-
-def count_by_state(db: Database, only: Iterable[str] | None = None) -> dict[str, int]:
-    """How many nodes are in each state (one row per node), for the states
-    in ``only`` when given: then the count reads only their part of the
-    state index, as long as the work in them, not the history."""
-    model = models.Introspection
-    query = sa.select(model.state, sa.func.count()).group_by(model.state)
-    if only is not None:
-        query = query.where(model.state.in_(list(only)))
-    with db.session() as session:
-        return {state: count for state, count in session.execute(query)}
-
-
-def _insert_attributes(
-    session: orm.Session, uuid: str, attributes: dict[str, list[str]]
-) -> None:
-    for name, values in attributes.items():
-        for value in sorted(set(values)):
-            session.add(models.Attribute(node_uuid=uuid, name=name, value=value))
-
-
-def set_attributes(db: Database, uuid: str, attributes: dict[str, list[str]]) -> None:
-    """Replace the lookup attributes of ``uuid``."""
-    with db.session() as session:
-        session.execute(
-            sa.delete(models.Attribute).where(models.Attribute.node_uuid == uuid)
-        )
-        _insert_attributes(session, uuid, attributes)
+    with db.begin() as conn:
+        result = conn.execute(_SETTLE, {"w_uuid": uuid, "w_version": version})
+    return bool(result.rowcount)
 
 
 @functools.cache
@@ -539,7 +393,7 @@ def _lookup_statement(names: tuple[str, ...]) -> sa.Select[Any]:
     )
 
 
-def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
+def lookup(db: Database, attributes: dict[str, list[str]]) -> IntrospectionRecord:
     """Find the single running introspection matching any of ``attributes``."""
     wanted = {name: values for name, values in sorted(attributes.items()) if values}
     if not wanted:
@@ -547,11 +401,8 @@ def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
             "The ramdisk reported no MAC or BMC address to look the node up by"
         )
     params = {f"values_{i}": list(values) for i, values in enumerate(wanted.values())}
-    try:
-        with db.engine.connect() as conn:
-            rows = conn.execute(_lookup_statement(tuple(wanted)), params).all()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
+    with db.connect() as conn:
+        rows = conn.execute(_lookup_statement(tuple(wanted)), params).all()
     if not rows:
         raise exceptions.NoMatch(attributes=_describe(attributes))
     if len(rows) > 1:
@@ -559,27 +410,17 @@ def lookup(db: Database, attributes: dict[str, list[str]]) -> Introspection:
             "Multiple nodes under introspection match attributes "
             f"{_describe(attributes)}: {', '.join(sorted(r.uuid for r in rows))}"
         )
-    return Introspection(**rows[0]._asdict())
+    return record_of(rows[0])
 
 
 def _describe(attributes: dict[str, list[str]]) -> str:
     return ", ".join(f"{k}={','.join(v)}" for k, v in sorted(attributes.items()) if v)
 
 
-def timed_out(db: Database, started_before: datetime.datetime) -> list[Introspection]:
-    """Running introspections started before the given time."""
-    model = models.Introspection
-    with db.session() as session:
-        query = (
-            sa.select(model)
-            .where(model.state.in_(states.TRANSIENT))
-            .where(model.started_at < started_before)
-        )
-        return [_snapshot(r) for r in session.scalars(query)]
+_DELETE = sa.delete(_TABLE).where(_TABLE.c.uuid == sa.bindparam("uuid"))
 
 
 def delete(db: Database, uuid: str) -> None:
-    with db.session() as session:
-        session.execute(
-            sa.delete(models.Introspection).where(models.Introspection.uuid == uuid)
-        )
+    """Forget the introspection of ``uuid``."""
+    with db.begin() as conn:
+        conn.execute(_DELETE, {"uuid": uuid})

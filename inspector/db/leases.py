@@ -10,6 +10,7 @@ usual sub-second skew.
 """
 
 import datetime
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
@@ -22,23 +23,28 @@ LEADER = "leader"
 POWER_ON = "power_on"
 
 
-def _row(db: Database, name: str) -> models.Lease | None:
-    with db.session() as session:
-        row = session.get(models.Lease, name)
-        if row is not None:
-            session.expunge(row)
-        return row
+_TABLE = cast(sa.Table, models.Lease.__table__)
+_GET = sa.select(_TABLE).where(_TABLE.c.name == sa.bindparam("name"))
+_ADD = sa.insert(_TABLE)
+
+
+def _read(conn: sa.Connection, name: str) -> Any:
+    return conn.execute(_GET, {"name": name}).first()
+
+
+def _row(db: Database, name: str) -> Any:
+    with db.connect() as conn:
+        return _read(conn, name)
 
 
 def _create(
     db: Database, name: str, holder: str | None, expires_at: datetime.datetime
 ) -> bool:
     """Insert the lease row; False when another process inserted it first."""
+    row = {"name": name, "holder": holder, "epoch": 1, "expires_at": expires_at}
     try:
-        with db.session() as session:
-            session.add(
-                models.Lease(name=name, holder=holder, epoch=1, expires_at=expires_at)
-            )
+        with db.begin() as conn:
+            conn.execute(_ADD, row)
         return True
     except sa_exc.IntegrityError:
         return False
@@ -57,9 +63,9 @@ def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
     """
     now = utcnow()
     expires = now + datetime.timedelta(seconds=ttl)
-    table = models.Lease
-    with db.session() as session:
-        row = session.get(table, name)
+    table = _TABLE.c
+    with db.begin() as conn:
+        row = _read(conn, name)
         if row is None:
             pass
         elif row.holder != holder and row.holder is not None and row.expires_at >= now:
@@ -67,8 +73,8 @@ def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
         else:
             renewal = row.holder == holder and row.expires_at >= now
             epoch = row.epoch if renewal else row.epoch + 1
-            result = session.execute(
-                sa.update(table)
+            result = conn.execute(
+                sa.update(_TABLE)
                 .where(
                     table.name == name,
                     table.epoch == row.epoch,
@@ -79,16 +85,16 @@ def hold(db: Database, name: str, holder: str, ttl: float) -> int | None:
                 )
                 .values(holder=holder, expires_at=expires, epoch=epoch)
             )
-            return epoch if result.rowcount == 1 else None  # type: ignore[attr-defined]
+            return epoch if result.rowcount == 1 else None
     return 1 if _create(db, name, holder, expires) else None
 
 
 def give_up(db: Database, name: str, holder: str) -> None:
     """End ``holder``'s lease at once (a clean stop), if it still has it."""
-    table = models.Lease
-    with db.session() as session:
-        session.execute(
-            sa.update(table)
+    table = _TABLE.c
+    with db.begin() as conn:
+        conn.execute(
+            sa.update(_TABLE)
             .where(table.name == name, table.holder == holder)
             .values(holder=None, expires_at=utcnow() - datetime.timedelta(seconds=1))
         )
@@ -121,7 +127,7 @@ def reserve_slot(
     retry. With a burst of 1 a slot is simply ``spacing`` after the
     previous one.
     """
-    table = models.Lease
+    table = _TABLE.c
     step = datetime.timedelta(seconds=spacing)
     for _ in range(attempts):
         now = utcnow()
@@ -140,12 +146,12 @@ def reserve_slot(
             )
         else:  # the last window is full: the next one
             slot, ends, used = row.expires_at, row.expires_at + step, 1
-        with db.session() as session:
-            result = session.execute(
-                sa.update(table)
+        with db.begin() as conn:
+            result = conn.execute(
+                sa.update(_TABLE)
                 .where(table.name == name, table.epoch == row.epoch)
                 .values(expires_at=ends, used=used, epoch=row.epoch + 1)
             )
-            if result.rowcount == 1:  # type: ignore[attr-defined]
-                return slot
+        if result.rowcount == 1:
+            return slot
     raise RuntimeError(f"Could not reserve a {name} slot in {attempts} attempts")

@@ -7,8 +7,8 @@ import sqlalchemy as sa
 
 from inspector import exceptions
 from inspector.db import models
-from inspector.db.engine import UNREACHABLE, Database, unreachable
-from inspector.db.introspections import Introspection
+from inspector.db.engine import Database
+from inspector.db.introspections import IntrospectionRecord, record_of
 
 _TABLE = cast(sa.Table, models.Introspection.__table__)
 _MARK = sa.select(_TABLE.c.started_at, _TABLE.c.uuid).where(
@@ -22,7 +22,7 @@ def page(
     limit: int,
     marker: str | None = None,
     states_filter: list[str] | None = None,
-) -> list[Introspection]:
+) -> list[IntrospectionRecord]:
     """Newest first; ``marker`` is the UUID of the last item of the previous page.
 
     Each page is read through an index in its order, so its cost does not
@@ -33,11 +33,7 @@ def page(
     """
     table = _TABLE
     order = (table.c.started_at.desc(), table.c.uuid.desc())
-    try:
-        conn = db.engine.connect()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
-    with conn:
+    with db.connect() as conn:
         after = None
         if marker is not None:
             mark = conn.execute(_MARK, {"uuid": marker}).first()
@@ -71,7 +67,4 @@ def page(
                 .order_by(rows.c.started_at.desc(), rows.c.uuid.desc())
                 .limit(limit)
             )
-        try:
-            return [Introspection(**row._asdict()) for row in conn.execute(query)]
-        except UNREACHABLE as exc:
-            raise unreachable(exc) from exc
+        return [record_of(row) for row in conn.execute(query)]

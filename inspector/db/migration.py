@@ -12,7 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import exc as sa_exc
 
 from inspector import exceptions
-from inspector.db.engine import UNREACHABLE, Database, cause, unreachable
+from inspector.db.engine import Database, cause, translated
 
 LOG = logging.getLogger(__name__)
 
@@ -87,12 +87,12 @@ def current(db: Database) -> str | None:
     if db.is_sqlite and db.url.database and not pathlib.Path(db.url.database).exists():
         return None  # connecting would create an empty file
     try:
-        adopt_legacy_version(db)
-        with db.engine.connect() as conn:
-            options = {"version_table": VERSION_TABLE}
-            return MigrationContext.configure(conn, opts=options).get_current_revision()
-    except UNREACHABLE as exc:
-        raise unreachable(exc) from exc
+        with translated():
+            adopt_legacy_version(db)
+            with db.engine.connect() as conn:
+                options = {"version_table": VERSION_TABLE}
+                context = MigrationContext.configure(conn, opts=options)
+                return context.get_current_revision()
     except (sa_exc.SQLAlchemyError, ImportError) as exc:
         raise SchemaUnreadable(reason=cause(exc)) from exc
 

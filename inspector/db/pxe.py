@@ -3,7 +3,7 @@ may boot the inspection ramdisk now, and whether any introspection runs."""
 
 import datetime
 import json
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 
@@ -14,20 +14,42 @@ from inspector.db.engine import Database
 BOOTING = (states.STARTING, states.WAITING, states.PROCESSING)
 """Introspections whose machine may (still) ask for the ramdisk."""
 
+_INTROSPECTIONS = cast(sa.Table, models.Introspection.__table__)
+_ATTRIBUTES = cast(sa.Table, models.Attribute.__table__)
+_FILTERS = cast(sa.Table, models.PxeFilter.__table__)
+_BOOTING_MACS = (
+    sa.select(_ATTRIBUTES.c.value)
+    .join(_INTROSPECTIONS, _INTROSPECTIONS.c.uuid == _ATTRIBUTES.c.node_uuid)
+    .where(_ATTRIBUTES.c.name == "mac", _INTROSPECTIONS.c.state.in_(BOOTING))
+)
+_RUNNING = (
+    sa.select(_INTROSPECTIONS.c.uuid)
+    .where(_INTROSPECTIONS.c.state.in_(BOOTING))
+    .limit(1)
+)
+_HOST = _FILTERS.c.host == sa.bindparam("w_host")
+_REQUESTED = sa.select(_FILTERS.c.sync_requested_at).where(_HOST)
+_REPORT = (
+    sa.update(_FILTERS)
+    .where(_HOST)
+    .values(
+        driver=sa.bindparam("v_driver"),
+        status=sa.bindparam("v_status"),
+        heartbeat_at=sa.bindparam("v_heartbeat_at"),
+        sync_requested_at=None,
+    )
+)
+_ADD = sa.insert(_FILTERS)
+_FILTERS_BY_HOST = sa.select(_FILTERS).order_by(_FILTERS.c.host)
+_DELETE = sa.delete(_FILTERS).where(_HOST)
+
 
 def booting(db: Database) -> tuple[frozenset[str], bool]:
     """(MACs of nodes under introspection, whether any introspection is
     running): two indexed queries, whatever the number of finished records."""
-    intro, attr = models.Introspection, models.Attribute
-    macs = (
-        sa.select(attr.value)
-        .join(intro, intro.uuid == attr.node_uuid)
-        .where(attr.name == "mac", intro.state.in_(BOOTING))
-    )
-    running = sa.select(intro.uuid).where(intro.state.in_(BOOTING)).limit(1)
-    with db.session() as session:
-        found = frozenset(str(v).lower() for (v,) in session.execute(macs))
-        active = session.execute(running).first() is not None
+    with db.connect() as conn:
+        found = frozenset(str(v).lower() for v in conn.scalars(_BOOTING_MACS))
+        active = conn.execute(_RUNNING).first() is not None
     return found, active
 
 
@@ -35,71 +57,71 @@ def report(db: Database, host: str, driver: str, status: dict[str, Any]) -> bool
     """Store what the filter of ``host`` reports now; whether an operator
     asked it to sync (the request is consumed)."""
     now = models.utcnow()
-    with db.session() as session:
-        row = session.get(models.PxeFilter, host, with_for_update=True)
+    with db.begin() as conn:
+        row = conn.execute(_REQUESTED.with_for_update(), {"w_host": host}).first()
         if row is None:
-            session.add(
-                models.PxeFilter(
-                    host=host,
-                    driver=driver,
-                    status=json.dumps(status),
-                    heartbeat_at=now,
-                    sync_requested_at=None,
-                )
+            conn.execute(
+                _ADD,
+                {
+                    "host": host,
+                    "driver": driver,
+                    "status": json.dumps(status),
+                    "heartbeat_at": now,
+                    "sync_requested_at": None,
+                },
             )
             return False
-        requested = row.sync_requested_at is not None
-        row.driver, row.status, row.heartbeat_at = driver, json.dumps(status), now
-        row.sync_requested_at = None
-        return requested
+        conn.execute(
+            _REPORT,
+            {
+                "w_host": host,
+                "v_driver": driver,
+                "v_status": json.dumps(status),
+                "v_heartbeat_at": now,
+            },
+        )
+        return row.sync_requested_at is not None
 
 
 def filters(db: Database) -> list[dict[str, Any]]:
     """Every filter that reported, by host: its status, heartbeat and
     whether a sync was asked of it."""
-    with db.session() as session:
-        rows = session.scalars(
-            sa.select(models.PxeFilter).order_by(models.PxeFilter.host)
-        ).all()
-        return [
-            {
-                "host": row.host,
-                "driver": row.driver,
-                "status": json.loads(row.status),
-                "heartbeat_at": row.heartbeat_at,
-                "sync_requested_at": row.sync_requested_at,
-            }
-            for row in rows
-        ]
+    with db.connect() as conn:
+        rows = conn.execute(_FILTERS_BY_HOST).all()
+    return [
+        {
+            "host": row.host,
+            "driver": row.driver,
+            "status": json.loads(row.status),
+            "heartbeat_at": row.heartbeat_at,
+            "sync_requested_at": row.sync_requested_at,
+        }
+        for row in rows
+    ]
 
 
 def request_sync(db: Database, host: str | None = None) -> list[str]:
     """Ask one filter (or all) for a repair sync at its next report; the
     hosts asked."""
     now = models.utcnow()
-    table = models.PxeFilter
-    with db.session() as session:
-        query = sa.select(table.host)
-        if host is not None:
-            query = query.where(table.host == host)
-        hosts = list(session.scalars(query))
+    query = sa.select(_FILTERS.c.host)
+    if host is not None:
+        query = query.where(_FILTERS.c.host == host)
+    with db.begin() as conn:
+        hosts = list(conn.scalars(query))
         if hosts:
-            session.execute(
-                sa.update(table)
-                .where(table.host.in_(hosts))
+            conn.execute(
+                sa.update(_FILTERS)
+                .where(_FILTERS.c.host.in_(hosts))
                 .values(sync_requested_at=now)
             )
-        return sorted(hosts)
+    return sorted(hosts)
 
 
 def forget(db: Database, host: str) -> bool:
     """Drop a retired filter's row; whether there was one."""
-    with db.session() as session:
-        row = session.get(models.PxeFilter, host)
-        if row is None:
-            return False
-        session.delete(row)
-        return True
+    with db.begin() as conn:
+        return bool(conn.execute(_DELETE, {"w_host": host}).rowcount)
 
 
 def age(heartbeat_at: datetime.datetime) -> float:

@@ -2,12 +2,11 @@
 
 import collections
 import json
-from collections.abc import Collection, Iterable
-from typing import Any
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import orm
 
 from inspector import exceptions
 from inspector.db import models
@@ -26,15 +25,10 @@ class RuleExists(exceptions.Conflict):
     template = "Rule with UUID %(uuid)s already exists"
 
 
-def _as_dict(row: models.Rule) -> dict[str, Any]:
-    return _rule(row, row.conditions, row.actions)
-
-
 def _rule(
     rule: Any, conditions: Iterable[Any], actions: Iterable[Any]
 ) -> dict[str, Any]:
-    """A rule dict from its row and its conditions' and actions' rows (ORM
-    objects or Core rows: the same attribute names)."""
+    """A rule dict from its row and its conditions' and actions' rows."""
     return {
         "uuid": rule.uuid,
         "description": rule.description,
@@ -59,62 +53,15 @@ def _params(item: dict[str, Any], reserved: Collection[str]) -> str:
     )
 
 
-def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
-    """Store a rule that :func:`inspector.rules.validation.validate` returned."""
-    row = models.Rule(
-        uuid=rule["uuid"],
-        created_at=models.utcnow(),
-        description=rule["description"],
-        scope=rule["scope"],
-        disabled=False,
-        conditions=[
-            models.RuleCondition(
-                op=c["op"],
-                field=c["field"],
-                multiple=c["multiple"],
-                invert=c["invert"],
-                params=_params(c, CONDITION_COLUMNS),
-            )
-            for c in rule["conditions"]
-        ],
-        actions=[
-            models.RuleAction(action=a["action"], params=_params(a, {"action"}))
-            for a in rule["actions"]
-        ],
-    )
-    try:
-        with db.session() as session:
-            if session.get(models.Rule, rule["uuid"]) is not None:
-                raise RuleExists(uuid=rule["uuid"])
-            session.add(row)
-            session.flush()
-            return _as_dict(row)
-    except sa_exc.IntegrityError:  # created concurrently with the same UUID
-        raise RuleExists(uuid=rule["uuid"]) from None
-
-
-def _query() -> Any:
-    return sa.select(models.Rule).options(
-        orm.selectinload(models.Rule.conditions), orm.selectinload(models.Rule.actions)
-    )
-
-
-def get(db: Database, uuid: str) -> dict[str, Any]:
-    with db.session() as session:
-        row = session.scalars(_query().where(models.Rule.uuid == uuid)).first()
-        if row is None:
-            raise RuleNotFound(uuid=uuid)
-        return _as_dict(row)
-
-
-_RULES = models.Rule.__table__
-_CONDITIONS = models.RuleCondition.__table__
-_ACTIONS = models.RuleAction.__table__
+_RULES = cast(sa.Table, models.Rule.__table__)
+_CONDITIONS = cast(sa.Table, models.RuleCondition.__table__)
+_ACTIONS = cast(sa.Table, models.RuleAction.__table__)
 _ENABLED = (
     sa.select(_RULES)
     .where(_RULES.c.disabled.is_(False))
     .order_by(_RULES.c.created_at, _RULES.c.uuid)
 )
+_RULE = sa.select(_RULES).where(_RULES.c.uuid == sa.bindparam("uuid"))
 _CONDITIONS_OF = (
     sa.select(_CONDITIONS)
     .where(_CONDITIONS.c.rule_uuid.in_(sa.bindparam("uuids", expanding=True)))
@@ -128,39 +75,103 @@ _ACTIONS_OF = (
 """Built once: every processing reads the enabled rules."""
 
 
-def list_all(db: Database) -> list[dict[str, Any]]:
-    """Every enabled rule, oldest first: the order they run in.
-
-    Core queries on one connection, not an ORM session: this runs at
-    every processing, mostly finding no rule at all (one statement then;
-    three when there are rules), and a session's set-up cost several
-    times the query's.
-    """
-    with db.connect() as conn:
-        rules = conn.execute(_ENABLED).all()
-        if not rules:
-            return []
-        uuids = {"uuids": [r.uuid for r in rules]}
-        conditions: dict[str, list[Any]] = collections.defaultdict(list)
-        for c in conn.execute(_CONDITIONS_OF, uuids):
-            conditions[c.rule_uuid].append(c)
-        actions: dict[str, list[Any]] = collections.defaultdict(list)
-        for a in conn.execute(_ACTIONS_OF, uuids):
-            actions[a.rule_uuid].append(a)
+def _with_parts(conn: sa.Connection, rules: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rule dicts of ``rules`` (rows), their conditions and actions read
+    in one statement each."""
+    if not rules:
+        return []
+    uuids = {"uuids": [r.uuid for r in rules]}
+    conditions: dict[str, list[Any]] = collections.defaultdict(list)
+    for c in conn.execute(_CONDITIONS_OF, uuids):
+        conditions[c.rule_uuid].append(c)
+    actions: dict[str, list[Any]] = collections.defaultdict(list)
+    for a in conn.execute(_ACTIONS_OF, uuids):
+        actions[a.rule_uuid].append(a)
     return [_rule(r, conditions[r.uuid], actions[r.uuid]) for r in rules]
 
 
-def delete(db: Database, uuid: str) -> None:
-    with db.session() as session:
-        row = session.get(models.Rule, uuid)
+def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
+    """Store a rule that :func:`inspector.rules.validation.validate` returned."""
+    uuid = rule["uuid"]
+    try:
+        with db.begin() as conn:
+            if conn.execute(_RULE, {"uuid": uuid}).first() is not None:
+                raise RuleExists(uuid=uuid)
+            conn.execute(
+                sa.insert(_RULES),
+                {
+                    "uuid": uuid,
+                    "created_at": models.utcnow(),
+                    "description": rule["description"],
+                    "scope": rule["scope"],
+                    "disabled": False,
+                },
+            )
+            if rule["conditions"]:
+                conn.execute(
+                    sa.insert(_CONDITIONS),
+                    [
+                        {
+                            "rule_uuid": uuid,
+                            "op": c["op"],
+                            "field": c["field"],
+                            "multiple": c["multiple"],
+                            "invert": c["invert"],
+                            "params": _params(c, CONDITION_COLUMNS),
+                        }
+                        for c in rule["conditions"]
+                    ],
+                )
+            if rule["actions"]:
+                conn.execute(
+                    sa.insert(_ACTIONS),
+                    [
+                        {
+                            "rule_uuid": uuid,
+                            "action": a["action"],
+                            "params": _params(a, {"action"}),
+                        }
+                        for a in rule["actions"]
+                    ],
+                )
+            return _with_parts(conn, [conn.execute(_RULE, {"uuid": uuid}).one()])[0]
+    except sa_exc.IntegrityError:  # created concurrently with the same UUID
+        raise RuleExists(uuid=uuid) from None
+
+
+def get(db: Database, uuid: str) -> dict[str, Any]:
+    with db.connect() as conn:
+        row = conn.execute(_RULE, {"uuid": uuid}).first()
         if row is None:
             raise RuleNotFound(uuid=uuid)
-        session.delete(row)
+        return _with_parts(conn, [row])[0]
+
+
+def list_all(db: Database) -> list[dict[str, Any]]:
+    """Every enabled rule, oldest first: the order they run in.
+
+    Runs at every processing, mostly finding no rule at all (one statement
+    then; three when there are rules).
+    """
+    with db.connect() as conn:
+        return _with_parts(conn, conn.execute(_ENABLED).all())
+
+
+def _drop(conn: sa.Connection, where: Any) -> int:
+    """Delete the rules ``where`` selects, their conditions and actions first
+    (whatever the database's foreign keys do); how many rules."""
+    uuids = sa.select(_RULES.c.uuid).where(where)
+    conn.execute(sa.delete(_CONDITIONS).where(_CONDITIONS.c.rule_uuid.in_(uuids)))
+    conn.execute(sa.delete(_ACTIONS).where(_ACTIONS.c.rule_uuid.in_(uuids)))
+    return int(conn.execute(sa.delete(_RULES).where(where)).rowcount)
+
+
+def delete(db: Database, uuid: str) -> None:
+    with db.begin() as conn:
+        if not _drop(conn, _RULES.c.uuid == uuid):
+            raise RuleNotFound(uuid=uuid)
 
 
 def delete_all(db: Database) -> int:
-    with db.session() as session:
-        rows = list(session.scalars(sa.select(models.Rule)))
-        for row in rows:
-            session.delete(row)
-        return len(rows)
+    with db.begin() as conn:
+        return _drop(conn, sa.true())

@@ -142,5 +142,5 @@ def delete(db: Database, uuid: str, *, processed: bool | None = None) -> None:
     )
     if processed is not None:
         query = query.where(models.IntrospectionData.processed == processed)
-    with db.session() as session:
-        session.execute(query)
+    with db.begin() as conn:
+        conn.execute(query)

@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 from inspector import exceptions
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import introspections
-from inspector.db.introspections import Introspection
+from inspector.db import claims
+from inspector.db.introspections import IntrospectionRecord
 from inspector.outages import OutageLog
 from inspector.runtime import Runtime
 
@@ -49,7 +49,7 @@ def require_conductor(rt: Runtime) -> None:
     rt.rpc.require()
 
 
-def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
+def hand_over(rt: Runtime, record: IntrospectionRecord, cast: Cast) -> None:
     """Cast the step ``record`` is in; when no conductor takes it now, leave
     it for the leader's sweep (see the module's documentation)."""
     try:
@@ -65,22 +65,22 @@ def hand_over(rt: Runtime, record: Introspection, cast: Cast) -> None:
         _note_addressee(rt, record, host)
 
 
-def _note_addressee(rt: Runtime, record: Introspection, host: str) -> None:
+def _note_addressee(rt: Runtime, record: IntrospectionRecord, host: str) -> None:
     """Say which conductor's queue the cast is in. This API's view of the
     group lags a kill by the membership timeout: a cast made meanwhile sits
     in the dead conductor's queue, and the leader takes its step over as
     soon as the group lost that conductor instead of at the claim deadline.
     (On JSON-RPC the conductor claimed the step before the call returned.)"""
     try:
-        introspections.handed(rt.db, record.uuid, record.version, host)
+        claims.handed(rt.db, record.uuid, record.version, host)
     except exceptions.InspectorError as exc:
         # the claim deadline still finds the step if the cast is lost
         LOG.debug("Could not note the conductor of node %s: %s", record.uuid, exc)
 
 
-def _leave_for_sweep(rt: Runtime, record: Introspection, cause: str) -> None:
+def _leave_for_sweep(rt: Runtime, record: IntrospectionRecord, cause: str) -> None:
     try:
-        released = introspections.release_claim(rt.db, record.uuid, record.version)
+        released = claims.release_claim(rt.db, record.uuid, record.version)
     except exceptions.InspectorError as exc:
         # the step keeps its claim deadline: resumed a little later
         LOG.debug("Could not mark node %s for the sweep: %s", record.uuid, exc)

@@ -15,7 +15,7 @@ from typing import Any
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import data_store, introspections
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
 from inspector.runtime import Runtime
 
@@ -58,7 +58,7 @@ def resolve(rt: Runtime, node_id: str, *, names: bool = True) -> str:
     return str(node["uuid"])
 
 
-def status(rt: Runtime, node_id: str, *, names: bool = True) -> Introspection:
+def status(rt: Runtime, node_id: str, *, names: bool = True) -> IntrospectionRecord:
     return introspections.get(rt.db, resolve(rt, node_id, names=names))
 
 

@@ -18,6 +18,7 @@ import requests
 import urllib3
 from oslo_config import cfg
 
+from inspector import exceptions
 from inspector.jsonrpc import auth, protocol
 from inspector.net import tls
 
@@ -191,8 +192,7 @@ def _result(url: str, response: requests.Response) -> Any:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0][:300] if text else type(exc).__name__
+    return exceptions.first_line(exc)[:300]
 
 
 def _connection_cause(exc: requests.exceptions.ConnectionError) -> str:
@@ -217,8 +217,6 @@ def _keystone_token(conf: cfg.ConfigOpts) -> Callable[[], str]:
     options (cached and renewed by keystoneauth)."""
     from keystoneauth1 import loading as ks_loading
     from keystoneauth1 import session as ks_session
-
-    from inspector import exceptions
 
     plugin = ks_loading.load_auth_from_conf_options(conf, "json_rpc")
     if plugin is None:

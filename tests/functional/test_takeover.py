@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from inspector import states
-from inspector.db import introspections
+from inspector.db import claims, introspections
 from tests.functional.conftest import Service, random_mac, start
 
 
@@ -22,7 +22,7 @@ def _processing_left_by(
     record = introspections.transition(
         db, uuid, states.PROCESS, expected_version=record.version, raw_data=data
     )
-    introspections.claim(db, uuid, record.version, owner, run)
+    claims.claim(db, uuid, record.version, owner, run)
 
 
 def test_own_work_from_before_a_restart_is_resumed(
@@ -81,7 +81,7 @@ def _processing_cast_to(service: Service, uuid: str, payload: Any, host: str) ->
         raw_data=data,
         claim_within=3600,
     )
-    assert introspections.handed(db, uuid, record.version, host)
+    assert claims.handed(db, uuid, record.version, host)
 
 
 def test_cast_to_a_conductor_that_left_is_resumed_before_its_deadline(
@@ -139,7 +139,7 @@ def test_stale_worker_stops_before_touching_ironic(
 
     def paused() -> float:
         current = introspections.get(db, uuid)
-        introspections.claim(db, uuid, current.version, "other-conductor", "r")
+        claims.claim(db, uuid, current.version, "other-conductor", "r")
         return 0.0
 
     monkeypatch.setattr(manager.pacer, "wait", paused)
@@ -176,9 +176,7 @@ def test_own_step_without_a_worker_is_resumed(
     uuid = node["uuid"]
     db = service.rt.db
     record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.5"]})
-    introspections.claim(
-        db, uuid, record.version, service.rt.conf.host, service.rt.run_id
-    )
+    claims.claim(db, uuid, record.version, service.rt.conf.host, service.rt.run_id)
     service.conductor._cluster_duties()
     service.wait_for(uuid, states.WAITING)
     assert ("set_boot_device", uuid) in service.ironic.calls

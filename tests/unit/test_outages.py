@@ -132,6 +132,10 @@ def test_quieter_is_not_reset_by_the_heartbeat_s_reconnection_tries(
     assert errors == ["Connection failed: [Errno 111] ECONNREFUSED"] * 2
 
 
-def test_cause_is_one_line() -> None:
-    assert outages.cause_of(RuntimeError("first\nsecond")) == "first"
-    assert outages.cause_of(ConnectionError()) == "ConnectionError"
+def test_an_outage_is_logged_with_the_first_line_of_its_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log = outages.OutageLog(logging.getLogger("test.first-line"), "Renewing")
+    with caplog.at_level(logging.WARNING):
+        log.failed(RuntimeError("refused\n[SQL: SELECT 1]"))
+    assert caplog.messages == ["Renewing failed: refused; retrying quietly"]

@@ -4,15 +4,13 @@ import datetime
 import logging
 import pathlib
 import time
-from typing import Any
 
 import pytest
-from sqlalchemy import orm
 
 from inspector.conductor.leadership import Leadership
 from inspector.conductor.takeover import orphans
 from inspector.db import engine, leases, models
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
 
@@ -24,8 +22,8 @@ def record(
     deadline: datetime.datetime | None = None,
     uuid: str = "u1",
     handed_to: str | None = None,
-) -> Introspection:
-    return Introspection(
+) -> IntrospectionRecord:
+    return IntrospectionRecord(
         uuid=uuid,
         state=state,
         version=3,
@@ -41,7 +39,9 @@ def record(
 
 
 def found(
-    records: list[Introspection], leader: bool, alive: tuple[str, ...] = ("c1", "c2")
+    records: list[IntrospectionRecord],
+    leader: bool,
+    alive: tuple[str, ...] = ("c1", "c2"),
 ) -> list[str]:
     return [o.reason for o in orphans(records, alive, "c1", "run-now", NOW, leader)]
 
@@ -163,18 +163,12 @@ def test_renewal_and_takeover_of_one_expired_lease_cannot_both_win(
     expire(db)
     stale = leases._row(db, leases.LEADER)
     assert leases.hold(db, leases.LEADER, "c1/a", 30) == 2
-    real_get = orm.Session.get
-
-    def stale_get(session: orm.Session, model: Any, key: Any, **kw: Any) -> Any:
-        if model is models.Lease:
-            return stale  # what c2 read before c1's renewal
-        return real_get(session, model, key, **kw)
-
-    monkeypatch.setattr(orm.Session, "get", stale_get)
+    # what c2 read before c1's renewal
+    monkeypatch.setattr(leases, "_read", lambda _conn, _name: stale)
     assert leases.hold(db, leases.LEADER, "c2/b", 30) is None
     monkeypatch.undo()
     assert leases.holder_of(db, leases.LEADER) == "c1/a"
-    assert leases._row(db, leases.LEADER).epoch == 2  # type: ignore[union-attr]
+    assert leases._row(db, leases.LEADER).epoch == 2
 
 
 def test_leadership_log_says_why_it_does_not_lead(

@@ -8,7 +8,7 @@ from typing import Any
 from inspector import states
 from inspector.conductor.work import WorkQueue
 from inspector.db import engine, introspections
-from inspector.db.introspections import Introspection
+from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.semaphore import SemaphoreLockProvider
 
 
@@ -20,7 +20,7 @@ def _queue(db: engine.Database, workers: int = 1) -> WorkQueue:
     return WorkQueue(rt)
 
 
-def _started(db: engine.Database, uuid: str) -> Introspection:
+def _started(db: engine.Database, uuid: str) -> IntrospectionRecord:
     return introspections.start(db, uuid, True)
 
 
@@ -29,7 +29,7 @@ def test_stop_waits_for_the_steps_it_has(db: engine.Database) -> None:
     ran: list[str] = []
     release = threading.Event()
 
-    def step(record: Introspection) -> None:
+    def step(record: IntrospectionRecord) -> None:
         assert release.wait(10)
         ran.append(record.uuid)
 
@@ -51,7 +51,7 @@ def test_stop_names_what_is_left_when_the_time_is_up(db: engine.Database) -> Non
     running = threading.Event()
     release = threading.Event()
 
-    def step(record: Introspection) -> None:
+    def step(record: IntrospectionRecord) -> None:
         running.set()
         assert release.wait(10)
         ran.append(record.uuid)

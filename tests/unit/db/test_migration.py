@@ -1,0 +1,82 @@
+"""Schema migrations: the models and the migrations agree; earlier
+releases' databases are adopted; the schema read translates outages."""
+
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from inspector import exceptions
+from inspector.db import engine, migration
+
+
+def test_migrations_match_models(db: engine.Database) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from inspector.db import models
+
+    with db.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"version_table": migration.VERSION_TABLE}
+        )
+        diff = compare_metadata(context, models.Base.metadata)
+    assert diff == []
+    assert migration.current(db) == migration.head()
+
+
+def test_database_of_an_earlier_release_is_adopted(tmp_path: Any) -> None:
+    """Before the version table had our own name it was alembic_version."""
+
+    old = engine.Database(f"sqlite:///{tmp_path}/old.sqlite")
+    migration.upgrade(old, "0002")
+    with old.engine.begin() as conn:
+        conn.execute(
+            sa.text(f"ALTER TABLE {migration.VERSION_TABLE} RENAME TO alembic_version")
+        )
+    assert migration.current(old) == "0002"  # found and moved over
+    migration.upgrade(old)
+    assert migration.current(old) == migration.head()
+    tables = set(sa.inspect(old.engine).get_table_names())
+    assert "alembic_version" not in tables and "conductor_states" in tables
+    old.dispose()
+
+
+def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
+
+    shared = engine.Database(f"sqlite:///{tmp_path}/shared.sqlite")
+    with shared.engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE alembic_version (version_num VARCHAR(32))"))
+        conn.execute(sa.text("INSERT INTO alembic_version VALUES ('f00dfeed')"))
+    migration.upgrade(shared)
+    with shared.engine.connect() as conn:
+        assert (
+            conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+            == "f00dfeed"
+        )
+    assert migration.current(shared) == migration.head()
+    shared.dispose()
+
+
+UNOPENABLE = "sqlite:////nonexistent-directory/inspector.sqlite"
+"""A database the driver cannot open: a real OperationalError underneath."""
+
+
+def _unreachable() -> engine.Database:
+    return engine.Database(UNOPENABLE)
+
+
+def _is_translated(exc: pytest.ExceptionInfo[exceptions.DatabaseUnavailable]) -> None:
+    assert exc.value.message == "The database is unreachable: " + exc.value.reason
+    assert exc.value.reason == "unable to open database file"
+    assert exc.value.code == 503
+
+
+def test_reading_the_schema_raises_the_projects_error() -> None:
+    db = _unreachable()
+    db.is_sqlite = False  # as a server database: no "no file yet" shortcut
+    with pytest.raises(exceptions.DatabaseUnavailable) as exc:
+        migration.current(db)
+    _is_translated(exc)
+    with pytest.raises(exceptions.ServiceUnavailable, match="cannot reach the data"):
+        migration.ensure_schema(db)
