@@ -316,6 +316,19 @@ def test_pending_edges_still_exist() -> None:
     assert not gone, f"remove from PENDING, these edges are gone: {gone}"
 
 
+def test_a_package_named_for_its_submodules_crosses_no_layer() -> None:
+    modules = set(_modules())
+    tree = ast.parse(
+        "from inspector.conductor import work\nfrom inspector.db import Nothing\n"
+    )
+    found = _imports(tree, "inspector.api.x", False, modules)
+    assert found == [
+        Import("inspector.conductor", 1, True),
+        Import("inspector.conductor.work", 1, False),
+        Import("inspector.db", 2, False),  # a name of the package itself
+    ]
+
+
 def test_the_layer_rules_catch_each_kind_of_edge() -> None:
     assert not _allowed("inspector.coordination.members", "inspector.jsonrpc.endpoint")
     assert not _allowed("inspector.wsgi", "inspector.cmd")  # a sibling entry point
