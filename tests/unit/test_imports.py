@@ -161,8 +161,8 @@ API_IMPORTS = textwrap.dedent(
 
 CONDUCTOR_ONLY = (
     "inspector.conductor.manager",
-    "inspector.conductor.work",
-    "inspector.conductor.outcome",
+    "inspector.conductor.work_queue",
+    "inspector.conductor.processing",
     "inspector.conductor.service",
 )
 

@@ -6,7 +6,8 @@ import types
 from typing import Any
 
 from inspector import states
-from inspector.conductor.work import WorkQueue
+from inspector.conductor.filing import fail
+from inspector.conductor.work_queue import WorkQueue
 from inspector.db import engine, introspections
 from inspector.db.introspections import Introspection
 from inspector.locking.semaphore import SemaphoreLockProvider
@@ -17,7 +18,7 @@ def _queue(db: engine.Database, workers: int = 1) -> WorkQueue:
     rt: Any = types.SimpleNamespace(
         conf=conf, db=db, run_id="run-1", locks=SemaphoreLockProvider()
     )
-    return WorkQueue(rt)
+    return WorkQueue(rt, fail)
 
 
 def _started(db: engine.Database, uuid: str) -> Introspection:
