@@ -42,9 +42,7 @@ class Hook(ProcessingHook):
         data["seen_by_hook"] = True
 
     def before_update(self, data: Data, ctx: NodeContext) -> None:
-        ctx.node_patches.append(
-            {"op": "add", "path": "/properties/cpus", "value": 4}
-        )
+        ctx.node_patches.append({"op": "add", "path": "/properties/cpus", "value": 4})
 
 
 @pytest.fixture
