@@ -23,6 +23,7 @@ from tests.functional.conftest import (
 )
 
 LOGS = base64.b64encode(b"\x1f\x8bnot really a tarball").decode()
+_DUMPS = json.dumps
 
 
 class Counts:
@@ -46,7 +47,7 @@ class Counts:
         return text
 
     def dump(self, real: Any, value: Any, out: Any, *args: Any, **kw: Any) -> None:
-        self.dumps(json.dumps, value, *args, **kw)
+        self.dumps(_DUMPS, value, *args, **kw)
         real(value, out, *args, **kw)
 
     def loads(self, real: Any, text: Any, *args: Any, **kwargs: Any) -> Any:
@@ -91,6 +92,15 @@ def counting() -> Iterator[Any]:
         patch.stop()
 
 
+@pytest.mark.parametrize(
+    ("store", "expected"),
+    [
+        # the API parses it and stores it; the conductor reads it
+        ("database", (1, 2, 0)),
+        # and files it: read from the database, written to unprocessed.json
+        ("directory", (2, 3, 0)),
+    ],
+)
 @pytest.mark.parametrize("error", [None, "disk on fire"])
 def test_the_post_is_serialised_once_and_parsed_twice(
     service: Service,
@@ -98,8 +108,13 @@ def test_the_post_is_serialised_once_and_parsed_twice(
     tmp_path: pathlib.Path,
     counting: Any,
     error: str | None,
+    store: str,
+    expected: tuple[int, int, int],
 ) -> None:
-    conf.set_override("ramdisk_logs_dir", str(tmp_path), group="processing")
+    conf.set_override("store_data", store, group="processing")
+    conf.set_override("store_data_dir", str(tmp_path / "store"), group="processing")
+    (tmp_path / "logs").mkdir()
+    conf.set_override("ramdisk_logs_dir", str(tmp_path / "logs"), group="processing")
     conf.set_override("always_store_ramdisk_logs", True, group="processing")
     node = add_node(service)
     uuid = start(service, node)
@@ -115,10 +130,7 @@ def test_the_post_is_serialised_once_and_parsed_twice(
     )
     assert resp.status_code == 200, resp.get_json()
     status = service.wait_for(uuid, *states.FINAL)
-    expected = states.ERROR if error else states.FINISHED
-    assert status["state"] == expected, status
-
-    # the API parses it, stores it; the conductor reads it
-    assert (counts.serialised, counts.parsed, counts.copied) == (1, 2, 0)
+    assert status["state"] == (states.ERROR if error else states.FINISHED), status
+    assert (counts.serialised, counts.parsed, counts.copied) == expected
     assert counts.logs_serialised == 0  # the logs stay the string posted
-    assert [p.name for p in tmp_path.iterdir()], "the logs were written"
+    assert list((tmp_path / "logs").iterdir()), "the logs were written"
