@@ -27,6 +27,9 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
     """Accept a ramdisk's data: look the node up, store, hand over to a
     conductor. ``data`` loses its ``logs`` field."""
     logs = ramdisk_logs.take(data)
+    if logs is not None and not isinstance(logs, str):
+        ramdisk_logs.decode(logs, None)  # says why they are dropped
+        logs = None
     attributes = lookup.from_data(data)
     try:
         record = introspections.lookup(rt.db, attributes)
