@@ -72,6 +72,10 @@ class FakeIronic:
     def remove_trait(self, node_uuid: str, trait: str) -> None:
         self._call("remove_trait", node_uuid, trait)
 
+    def list_node_uuids(self) -> set[str]:
+        self._call("list_node_uuids", "")
+        return set(self.nodes)
+
     def methods(self) -> list[str]:
         return [method for method, _node, _argument in self.calls]
 
