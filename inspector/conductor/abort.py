@@ -4,7 +4,7 @@ import logging
 
 from inspector import states
 from inspector.conductor import power
-from inspector.conductor.work import fence
+from inspector.conductor.fencing import fence
 from inspector.db import introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime

@@ -3,6 +3,7 @@ database, so it works on every coordination backend and in standalone."""
 
 import logging
 import time
+from collections.abc import Callable
 
 from inspector import exceptions
 from inspector.db import leases
@@ -21,8 +22,15 @@ class Leadership:
     while the last successful renewal is younger than the lease.
     """
 
-    def __init__(self, db: Database, holder: str, lease: float) -> None:
+    def __init__(
+        self,
+        db: Database,
+        holder: str,
+        lease: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._db = db
+        self._clock = clock
         self.holder = holder
         self.lease = lease
         self._valid_until = 0.0
@@ -34,7 +42,7 @@ class Leadership:
     def renew(self) -> bool:
         """Take or keep the lead; False when another conductor has it or
         the database cannot be reached."""
-        asked = time.monotonic()
+        asked = self._clock()
         try:
             epoch = leases.hold(self._db, leases.LEADER, self.holder, self.lease)
         except Exception as exc:  # database unreachable: not the leader
@@ -43,7 +51,7 @@ class Leadership:
         if self._failing_since is not None:
             LOG.info(
                 "The leader lease can be read again after %.0f s",
-                time.monotonic() - self._failing_since,
+                self._clock() - self._failing_since,
             )
             self._failing_since = None
         if epoch is not None:
@@ -73,7 +81,7 @@ class Leadership:
         if self._failing_since is not None:
             LOG.debug("Cannot renew the leader lease of %s: %s", self.holder, exc)
             return
-        self._failing_since = time.monotonic()
+        self._failing_since = self._clock()
         cause = getattr(exc, "reason", None) or exceptions.first_line(exc)
         LOG.warning(
             "Cannot renew the leader lease of %s: %s; %s until the database "
@@ -84,7 +92,7 @@ class Leadership:
         )
 
     def is_leader(self) -> bool:
-        return self._leading and time.monotonic() < self._valid_until
+        return self._leading and self._clock() < self._valid_until
 
     def resign(self) -> None:
         """Hand the lead over at once (clean stop)."""

@@ -1,7 +1,11 @@
 """Server side of the conductor RPC API: thin entry points that queue the
-step each cast asks for (:mod:`inspector.conductor.work`); the steps live
-in one module each (start, process, abort), the periodic duties in
-:mod:`inspector.conductor.takeover` and :mod:`inspector.conductor.timeouts`."""
+step each cast asks for (:mod:`inspector.conductor.work_queue` claims it and
+takes the node's lock), handing over to one workflow function per step:
+:mod:`~inspector.conductor.start`, :mod:`~inspector.conductor.processing`
+(processing and reapplying), :mod:`~inspector.conductor.abort`; a step that
+fails ends in :func:`inspector.conductor.filing.fail`. The periodic duties
+are in :mod:`inspector.conductor.takeover` and
+:mod:`inspector.conductor.timeouts`."""
 
 import functools
 import logging
@@ -11,10 +15,17 @@ from typing import Any
 import oslo_messaging as messaging
 
 from inspector import states
-from inspector.conductor import abort, process, start, takeover, timeouts
+from inspector.conductor import (
+    abort,
+    filing,
+    processing,
+    start,
+    takeover,
+    timeouts,
+)
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
-from inspector.conductor.work import Step, WorkQueue
+from inspector.conductor.work_queue import Step, WorkQueue
 from inspector.processing.base import ProcessingHook
 from inspector.runtime import Runtime
 
@@ -37,12 +48,12 @@ class ConductorManager:
             rt.db,
             lambda: int(rt.conf.introspection_delay_burst),
         )
-        self.queue = WorkQueue(rt)
+        self.queue = WorkQueue(rt, filing.fail)
         # bound late so a test may replace the pacer's wait
         self.steps: dict[str, Step] = {
             states.STARTING: lambda record: start.run(rt, self.pacer, record),
-            states.PROCESSING: functools.partial(process.run, rt, hooks),
-            states.REAPPLYING: functools.partial(process.run, rt, hooks),
+            states.PROCESSING: functools.partial(processing.run, rt, hooks),
+            states.REAPPLYING: functools.partial(processing.run, rt, hooks),
             states.ABORTING: functools.partial(abort.run, rt),
         }
         self.takeover = takeover.Takeover(rt, self.queue, self.steps)

@@ -21,7 +21,7 @@ import logging
 from typing import Any
 
 from inspector import exceptions, states
-from inspector.conductor import outcome, owed
+from inspector.conductor import filing, owed, processing
 from inspector.db import data_store, introspections, listing, stored_data, sweeps
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
@@ -106,7 +106,7 @@ def _owed(rt: Runtime, report: Report) -> None:
             report.add(record.uuid, "owed", detail, f"failed: {exc.message}")
             continue
         introspections.settle(rt.db, record.uuid, record.version)
-        outcome.file_settled(rt, record)
+        filing.file_settled(rt, record)
         LOG.info("Made the pending Ironic writes of node %s: %s", record.uuid, detail)
         report.add(record.uuid, "owed", detail, "done")
 
@@ -120,7 +120,7 @@ def _reprocess(rt: Runtime, uuid: str, writes: dict[str, Any]) -> None:
     if hooks is None:
         hooks = _hooks[id(rt.conf)] = pipeline.load_hooks(rt.conf)
     raw = stored_data.get(rt.db, uuid, processed=False)
-    processed = outcome.process_data(rt, hooks, uuid, raw)
+    processed = processing.update_node(rt, hooks, uuid, raw)
     stored_data.store(rt.db, uuid, processed, processed=True)  # filed away after
     if writes.get("power_off"):
         rt.baremetal.set_power_state(uuid, "power off")

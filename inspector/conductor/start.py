@@ -3,8 +3,8 @@
 import logging
 
 from inspector import exceptions, faults, states
+from inspector.conductor.fencing import fence
 from inspector.conductor.power import PowerOnPacer
-from inspector.conductor.work import fence
 from inspector.db import introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime

@@ -28,7 +28,8 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Iterator
 
 from inspector import exceptions, metrics
-from inspector.conductor.work import Step, WorkQueue, fail
+from inspector.conductor.filing import fail
+from inspector.conductor.work_queue import Step, WorkQueue
 from inspector.db import introspections, sweeps
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.base import holder_host

@@ -2,6 +2,7 @@
 
 import datetime
 import logging
+from collections.abc import Callable
 
 from inspector import exceptions, states
 from inspector.conductor import power
@@ -11,13 +12,16 @@ from inspector.runtime import Runtime
 LOG = logging.getLogger(__name__)
 
 
-def end_timed_out(rt: Runtime) -> int:
-    """End every introspection started more than ``timeout`` seconds ago
-    whose node is not locked by work in progress; returns how many."""
+def end_timed_out(
+    rt: Runtime, now: Callable[[], datetime.datetime] = introspections.utcnow
+) -> int:
+    """End every introspection started more than ``timeout`` seconds before
+    ``now()`` whose node is not locked by work in progress; returns how
+    many."""
     timeout = rt.conf.timeout
     if not timeout:
         return 0
-    cutoff = introspections.utcnow() - datetime.timedelta(seconds=timeout)
+    cutoff = now() - datetime.timedelta(seconds=timeout)
     ended = 0
     for record in sweeps.timed_out(rt.db, cutoff):
         lock = rt.locks.get_lock(record.uuid)

@@ -270,6 +270,7 @@ def transition(
     expected_version: int | None = None,
     error: str | None = None,
     raw_data: dict[str, Any] | None = None,
+    raw_logs: str | None = None,
     claim_within: float = CLAIM_WITHIN,
     owed: tuple[str, str] | None = None,
     current: IntrospectionRecord | None = None,
@@ -279,7 +280,8 @@ def transition(
     With ``expected_version`` the write only happens if nobody changed the
     row since the caller read it (:class:`StaleState` otherwise).
     Reaching a final state sets ``finished_at`` and drops lookup attributes.
-    ``raw_data`` is stored as the unprocessed data in the same transaction.
+    ``raw_data`` is stored as the unprocessed data in the same transaction,
+    ``raw_logs`` (the post's logs, taken out of it) apart beside it.
 
     ``current`` is the row as the caller holds it at ``expected_version``
     (the claim's or the lookup's answer): the row is then not read again.
@@ -314,7 +316,7 @@ def transition(
             values["error"] = error
         written = compare_and_swap(conn, uuid, row.version, values)
         if raw_data is not None:
-            stored_data.put(conn, uuid, raw_data, processed=False)
+            stored_data.put(conn, uuid, raw_data, processed=False, logs=raw_logs)
     return record_of(written)
 
 

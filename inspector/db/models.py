@@ -161,6 +161,9 @@ class IntrospectionData(Base):
     )
     processed: Mapped[bool] = mapped_column(Boolean, primary_key=True)
     data: Mapped[str] = mapped_column(Text, nullable=False)
+    logs: Mapped[str | None] = mapped_column(Text)
+    """A raw post's ``logs`` field, kept apart from its data until the
+    conductor processing the post takes it."""
     stored_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
 
 

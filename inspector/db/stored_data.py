@@ -1,5 +1,12 @@
-"""Raw and processed introspection data kept in the database."""
+"""Raw and processed introspection data kept in the database.
 
+A ramdisk's post is stored once, as the API received it less its ``logs``:
+those are kept apart in the same row (``logs``) until the conductor that
+processes the post takes them (:func:`drop_logs`), so the data itself is
+never written again to remove them.
+"""
+
+import dataclasses
 import json
 from typing import Any, cast
 
@@ -19,24 +26,45 @@ _WHICH = sa.and_(
 _REPLACE = (
     sa.update(_TABLE)
     .where(_WHICH)
-    .values(data=sa.bindparam("v_data"), stored_at=sa.bindparam("v_stored_at"))
+    .values(
+        data=sa.bindparam("v_data"),
+        logs=sa.bindparam("v_logs"),
+        stored_at=sa.bindparam("v_stored_at"),
+    )
 )
 _ADD = sa.insert(_TABLE)
 _READ = sa.select(_TABLE.c.data).where(_WHICH)
 _RECORDS = cast(sa.Table, models.Introspection.__table__)
-_READ_FENCED = (
-    sa.select(_RECORDS.c.version, _TABLE.c.data)
+_READ_POST = (
+    sa.select(_RECORDS.c.version, _TABLE.c.data, _TABLE.c.logs)
     .select_from(
         _RECORDS.outerjoin(
             _TABLE,
             sa.and_(
                 _TABLE.c.node_uuid == _RECORDS.c.uuid,
-                _TABLE.c.processed == sa.bindparam("w_processed"),
+                _TABLE.c.processed == sa.false(),
             ),
         )
     )
     .where(_RECORDS.c.uuid == sa.bindparam("w_uuid"))
 )
+_DROP_LOGS = (
+    sa.update(_TABLE)
+    .where(
+        _TABLE.c.node_uuid == sa.bindparam("w_uuid"),
+        _TABLE.c.processed == sa.false(),
+    )
+    .values(logs=None)
+)
+
+
+@dataclasses.dataclass
+class Post:
+    """A ramdisk's post as stored: its data, and its logs kept apart."""
+
+    data: dict[str, Any]
+    logs: str | None = None
+    """The ``logs`` field as posted (base64 of a gzipped tarball), or None."""
 
 
 def _upsert(dialect: str) -> Any:
@@ -52,6 +80,7 @@ def _upsert(dialect: str) -> Any:
         index_elements=[_TABLE.c.node_uuid, _TABLE.c.processed],
         set_={
             "data": statement.excluded.data,
+            "logs": statement.excluded.logs,
             "stored_at": statement.excluded.stored_at,
         },
     )
@@ -61,15 +90,22 @@ _UPSERTS = {name: _upsert(name) for name in ("postgresql", "sqlite")}
 
 
 def put(
-    conn: sa.Connection, uuid: str, data: dict[str, Any], *, processed: bool
+    conn: sa.Connection,
+    uuid: str,
+    data: dict[str, Any],
+    *,
+    processed: bool,
+    logs: str | None = None,
 ) -> None:
-    """Keep ``data`` for ``uuid`` within the transaction of ``conn``,
-    replacing older data: one upsert on PostgreSQL and SQLite, else an
-    update, then an insert if there was nothing to update."""
+    """Keep ``data`` (and a post's ``logs``, apart) for ``uuid`` within the
+    transaction of ``conn``, replacing older data: one upsert on PostgreSQL
+    and SQLite, else an update, then an insert if there was nothing to
+    update."""
     row = {
         "node_uuid": uuid,
         "processed": processed,
         "data": json.dumps(data, sort_keys=True),
+        "logs": logs,
         "stored_at": models.utcnow(),
     }
     upsert = _UPSERTS.get(conn.dialect.name)
@@ -82,6 +118,7 @@ def put(
             "w_uuid": uuid,
             "w_processed": processed,
             "v_data": row["data"],
+            "v_logs": logs,
             "v_stored_at": row["stored_at"],
         },
     )
@@ -114,25 +151,29 @@ def get(db: Database, uuid: str, *, processed: bool) -> dict[str, Any]:
     return result
 
 
-def get_fenced(
-    db: Database, uuid: str, version: int, *, processed: bool
-) -> dict[str, Any]:
-    """:func:`get` and the fence of a step at ``version``, in one statement:
-    the data, if the introspection is still at ``version``.
+def get_post(db: Database, uuid: str, version: int) -> Post:
+    """The ramdisk's post stored for ``uuid`` (its data, parsed once, and
+    its logs), if the introspection is still at ``version``: a read and a
+    fence in one statement.
 
     :raises StaleState: the introspection moved on (or is gone).
-    :raises DataNotFound: it is current, but no such data is stored.
+    :raises DataNotFound: it is current, but no post is stored.
     """
     with db.connect() as conn:
-        row = conn.execute(
-            _READ_FENCED, {"w_uuid": uuid, "w_processed": processed}
-        ).first()
+        row = conn.execute(_READ_POST, {"w_uuid": uuid}).first()
     if row is None or row.version != version:
         raise exceptions.StaleState(node=uuid, version=version)
     if row.data is None:
-        raise _not_found(uuid, processed)
-    result: dict[str, Any] = json.loads(row.data)
-    return result
+        raise _not_found(uuid, False)
+    return Post(json.loads(row.data), row.logs)
+
+
+def drop_logs(db: Database, uuid: str) -> None:
+    """Forget the logs kept with the post of ``uuid`` (the data stays as
+    it is): a redelivered or taken-over step finds them gone."""
+    with db.connect() as conn:
+        conn.execute(_DROP_LOGS, {"w_uuid": uuid})
+        conn.commit()
 
 
 def delete(db: Database, uuid: str, *, processed: bool | None = None) -> None:

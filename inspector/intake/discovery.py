@@ -72,7 +72,7 @@ def node_body(rt: Runtime, bmc: str | None) -> dict[str, Any]:
     return body
 
 
-def enroll(rt: Runtime, data: dict[str, Any], claim_within: float) -> Any:
+def enroll(rt: Runtime, data: dict[str, Any], logs: Any, claim_within: float) -> Any:
     """Create the node, record it and store ``data``; returns the record."""
     bmc = bmc_address(rt, data)
     macs = lookup.from_data(data).get(lookup.MAC, [])
@@ -98,4 +98,5 @@ def enroll(rt: Runtime, data: dict[str, Any], claim_within: float) -> Any:
         claim_within=claim_within,
         expected_version=record.version,
         raw_data=data,
+        raw_logs=logs,
     )

@@ -6,22 +6,10 @@ from typing import Any
 
 from oslo_config import cfg
 
+from inspector import macs
+
 MAC = "mac"
 BMC = "bmc_address"
-
-
-def normalise_mac(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    mac = value.strip().lower().replace("-", ":")
-    parts = mac.split(":")
-    if len(parts) != 6 or not all(len(p) == 2 for p in parts):
-        return None
-    try:
-        [int(p, 16) for p in parts]
-    except ValueError:
-        return None
-    return mac
 
 
 def host_of(value: Any) -> str | None:
@@ -44,27 +32,27 @@ def from_data(data: dict[str, Any]) -> dict[str, list[str]]:
     """Attributes a ramdisk's post offers for lookup (MACs, BMC addresses)."""
     inventory = data.get("inventory")
     inventory = inventory if isinstance(inventory, dict) else {}
-    macs: list[str] = []
+    found: list[str] = []
     interfaces = inventory.get("interfaces")
     if isinstance(interfaces, list):
         for iface in interfaces:
             if isinstance(iface, dict):
-                mac = normalise_mac(iface.get("mac_address"))
+                mac = macs.normalise(iface.get("mac_address"))
                 if mac:
-                    macs.append(mac)
+                    found.append(mac)
     bmcs = []
     for key in ("bmc_address", "bmc_v6address"):
         host = host_of(inventory.get(key))
         if host and host not in ("0.0.0.0", "::"):
             bmcs.append(host)
-    return {MAC: sorted(set(macs)), BMC: sorted(set(bmcs))}
+    return {MAC: sorted(set(found)), BMC: sorted(set(bmcs))}
 
 
 def from_node(
     conf: cfg.ConfigOpts, node: dict[str, Any], ports: list[dict[str, Any]]
 ) -> dict[str, list[str]]:
     """Attributes of an Ironic node: its ports' MACs and its BMC address."""
-    macs = {m for m in (normalise_mac(p.get("address")) for p in ports) if m}
+    known = {m for m in (macs.normalise(p.get("address")) for p in ports) if m}
     driver_info = node.get("driver_info") or {}
     fields = ["ipmi_address"] + [
         f for f in conf.ipmi_address_fields if f != "ipmi_address"
@@ -74,4 +62,4 @@ def from_node(
         host = host_of(driver_info.get(field))
         if host:
             bmcs.add(host)
-    return {MAC: sorted(macs), BMC: sorted(bmcs)}
+    return {MAC: sorted(known), BMC: sorted(bmcs)}

@@ -14,7 +14,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import data_store, introspections
+from inspector.db import data_store, introspections, ramdisk_logs
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
 from inspector.runtime import Runtime
@@ -154,6 +154,9 @@ def reapply(
     store = data_store.for_conf(rt.conf, rt.db)
     if data is None:
         store.check_reapply()
+    else:
+        # a reapply is no boot of the ramdisk: its logs are never written
+        ramdisk_logs.take(data)
     with _node_locked(rt, uuid):
         record = introspections.get(rt.db, uuid)
         if data is None:

@@ -1,5 +1,10 @@
 """A ramdisk's post: find its introspection (or enroll it), store the data,
-hand processing over to a conductor."""
+hand processing over to a conductor.
+
+The post is shaped here once: its ``logs`` come out on arrival and are kept
+apart beside the data in the same transaction (or written at once when the
+post matches no node); the data is serialised once, into the database.
+"""
 
 import logging
 import time
@@ -7,7 +12,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import introspections
+from inspector.db import introspections, ramdisk_logs
 from inspector.intake import discovery, handover, lookup
 from inspector.runtime import Runtime
 
@@ -19,15 +24,20 @@ STARTING_GRACE = 5.0
 
 
 def continue_(rt: Runtime, data: dict[str, Any]) -> str:
-    """Accept a ramdisk's data: look the node up, store, hand over to process."""
+    """Accept a ramdisk's data: look the node up, store, hand over to a
+    conductor. ``data`` loses its ``logs`` field."""
+    logs = ramdisk_logs.take(data)
+    if logs is not None and not isinstance(logs, str):
+        ramdisk_logs.decode(logs, None)  # says why they are dropped
+        logs = None
     attributes = lookup.from_data(data)
     try:
         record = introspections.lookup(rt.db, attributes)
     except exceptions.NoMatch:
         if rt.conf.processing.node_not_found_hook != "enroll":
-            _keep_logs_of_unknown(rt, data)
+            _keep_logs_of_unknown(rt, data, logs)
             raise
-        record = discovery.enroll(rt, data, handover.claim_within(rt))
+        record = discovery.enroll(rt, data, logs, handover.claim_within(rt))
         handover.hand_over(rt, record, ConductorClient.process)
         return record.uuid
     deadline = time.monotonic() + STARTING_GRACE
@@ -43,6 +53,7 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         claim_within=handover.claim_within(rt),
         expected_version=record.version,
         raw_data=data,
+        raw_logs=logs,
         current=record,
     )
     LOG.info("Received ramdisk data for node %s, processing", record.uuid)
@@ -50,15 +61,10 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
     return record.uuid
 
 
-def _keep_logs_of_unknown(rt: Runtime, data: dict[str, Any]) -> None:
+def _keep_logs_of_unknown(rt: Runtime, data: dict[str, Any], logs: Any) -> None:
     """Data that matches no node is answered 404 and never reaches a
     conductor: its logs are written here, named ``unknown``, as
     ironic-inspector does (a failed lookup is a failure), when this
     process has a ``[processing]ramdisk_logs_dir``."""
-    if not rt.conf.processing.ramdisk_logs_dir or "logs" not in data:
-        return
-    # only on this failure path: the API does not load processing modules
-    from inspector.processing import ramdisk_logs
-
-    logs = ramdisk_logs.take(data)
-    ramdisk_logs.write(rt.conf, data, None, logs)
+    if rt.conf.processing.ramdisk_logs_dir and logs is not None:
+        ramdisk_logs.write(rt.conf, data, None, logs)

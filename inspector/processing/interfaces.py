@@ -4,8 +4,7 @@ import ipaddress
 import logging
 from typing import Any
 
-from inspector import exceptions
-from inspector.intake import lookup
+from inspector import exceptions, macs
 from inspector.processing.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
@@ -22,7 +21,7 @@ def boot_mac(data: Data) -> str | None:
     text = value.strip().lower()
     if text.startswith("01-") and len(text) == 20:
         text = text[3:]
-    return lookup.normalise_mac(text)
+    return macs.normalise(text)
 
 
 def _routable_ip(iface: dict[str, Any]) -> str | None:
@@ -56,7 +55,7 @@ class ValidateInterfacesHook(ProcessingHook):
         for iface in inventory.get("interfaces") or []:
             if not isinstance(iface, dict):
                 continue
-            mac = lookup.normalise_mac(iface.get("mac_address"))
+            mac = macs.normalise(iface.get("mac_address"))
             name = iface.get("name")
             if not mac or not isinstance(name, str):
                 LOG.debug("Skipping interface without a valid MAC: %s", iface)

@@ -103,7 +103,7 @@ def standalone(
     """Build the standalone shape (not started). ``db`` and ``baremetal``
     replace the configured database and Ironic client (tests)."""
     from inspector.conductor.service import ConductorService, oslo_server
-    from inspector.processing import ramdisk_logs
+    from inspector.db import ramdisk_logs
 
     opts.validate(conf)
     pxe_filter.check_driver(conf)
@@ -213,7 +213,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.conductor.service import ConductorService
     from inspector.coordination.backend import describe, start_coordinator
     from inspector.coordination.group import Membership
-    from inspector.processing import ramdisk_logs
+    from inspector.db import ramdisk_logs
 
     opts.validate(conf)
     if conf.enable_mdns:

@@ -137,7 +137,7 @@ def test_bad_logs_do_not_change_the_outcome(
     caplog: pytest.LogCaptureFixture,
     logs: str,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="inspector.processing.ramdisk_logs")
+    caplog.set_level(logging.WARNING, logger="inspector.db.ramdisk_logs")
     conf.set_override("always_store_ramdisk_logs", True, group="processing")
     status, node, _mac = post_with_logs(service, logs)
     assert status["state"] == states.FINISHED, status

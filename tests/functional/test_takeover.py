@@ -213,9 +213,9 @@ def test_boot_device_failure_ends_the_start(
 def test_lock_held_by_other_work_ends_the_step(
     service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspector.conductor import work
+    from inspector.conductor import work_queue
 
-    monkeypatch.setattr(work, "LOCK_TIMEOUT", 0.3)
+    monkeypatch.setattr(work_queue, "LOCK_TIMEOUT", 0.3)
     uuid = node["uuid"]
     record = introspections.start(service.rt.db, uuid, True, {"bmc_address": ["x"]})
     lock = service.rt.locks.get_lock(uuid)

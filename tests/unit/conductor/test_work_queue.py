@@ -1,23 +1,28 @@
-"""A stopping conductor's work queue: the steps it has get their time, and
-what is left when the time is up is named, not waited for."""
+"""The conductor's work queue: a step's failure goes to the ``fail`` it is
+given (it knows no workflow); a stopping queue gives the steps it has their
+time, and names what is left when the time is up instead of waiting."""
 
 import threading
 import types
 from typing import Any
 
-from inspector import states
-from inspector.conductor.work import WorkQueue
+import pytest
+
+from inspector import exceptions, states
+from inspector.conductor import work_queue
+from inspector.conductor.filing import fail
+from inspector.conductor.work_queue import WorkQueue
 from inspector.db import engine, introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.semaphore import SemaphoreLockProvider
 
 
-def _queue(db: engine.Database, workers: int = 1) -> WorkQueue:
+def _queue(db: engine.Database, workers: int = 1, failed: Any = fail) -> WorkQueue:
     conf = types.SimpleNamespace(max_concurrency=workers, host="c1")
     rt: Any = types.SimpleNamespace(
         conf=conf, db=db, run_id="run-1", locks=SemaphoreLockProvider()
     )
-    return WorkQueue(rt)
+    return WorkQueue(rt, failed)
 
 
 def _started(db: engine.Database, uuid: str) -> IntrospectionRecord:
@@ -68,3 +73,77 @@ def test_stop_names_what_is_left_when_the_time_is_up(db: engine.Database) -> Non
         if worker.name.startswith("work"):
             worker.join(10)
     assert ran == ["u1"] and queue.active() == {"u2"}
+
+
+class Failures:
+    """The ``fail`` a queue is given: records (uuid, version, message)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, str]] = []
+
+    def __call__(self, rt: Any, uuid: str, version: int, message: str) -> None:
+        self.seen.append((uuid, version, message))
+
+
+def _run_one(db: engine.Database, step: Any) -> tuple[Failures, IntrospectionRecord]:
+    failures = Failures()
+    queue = _queue(db, failed=failures)
+    record = _started(db, "u1")
+    queued = queue.submit("u1", record.version, states.STARTING, step)
+    assert queued is not None
+    queued.result(10)
+    assert queue.stop(10) == {}
+    return failures, introspections.get(db, "u1")
+
+
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        (exceptions.ProcessingError("no disks"), "no disks"),
+        (KeyError("cpu"), "Unexpected KeyError while starting: 'cpu'"),
+    ],
+)
+def test_a_failed_step_goes_to_the_fail_given(
+    db: engine.Database, raised: Exception, message: str
+) -> None:
+    def step(record: IntrospectionRecord) -> None:
+        raise raised
+
+    failures, record = _run_one(db, step)
+    assert failures.seen == [("u1", record.version, message)]
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        exceptions.StaleState(node="u1", version=1),
+        exceptions.ServiceUnavailable("the database is away"),
+    ],
+)
+def test_stale_work_and_outages_fail_nothing(
+    db: engine.Database, raised: Exception
+) -> None:
+    def step(record: IntrospectionRecord) -> None:
+        raise raised
+
+    failures, _record = _run_one(db, step)
+    assert failures.seen == []
+
+
+def test_a_lock_held_by_other_work_fails_the_step(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(work_queue, "LOCK_TIMEOUT", 0.05)
+    failures = Failures()
+    queue = _queue(db, failed=failures)
+    record = _started(db, "u1")
+    held = queue.rt.locks.get_lock("u1")
+    assert held.acquire()
+    try:
+        queued = queue.submit("u1", record.version, states.STARTING, print)
+        assert queued is not None
+        queued.result(10)
+    finally:
+        held.release()
+    ((uuid, _version, message),) = failures.seen
+    assert uuid == "u1" and message.startswith("Could not lock node u1 within")

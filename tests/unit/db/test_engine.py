@@ -8,8 +8,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 from sqlalchemy import exc as sa_exc
 
-from inspector import exceptions
-from inspector import bootstrap
+from inspector import bootstrap, exceptions
 from inspector.db import engine, introspections, sweeps
 
 UNOPENABLE = "sqlite:////nonexistent-directory/inspector.sqlite"

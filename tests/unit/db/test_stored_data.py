@@ -42,18 +42,15 @@ def test_stored_data_is_replaced_in_one_statement_where_possible(
 def test_data_read_with_the_fence_of_its_step(db: engine.Database) -> None:
     record = introspections.start(db, UUID, True)
     with pytest.raises(exceptions.DataNotFound):
-        stored_data.get_fenced(db, UUID, record.version, processed=False)
-    stored_data.store(db, UUID, {"raw": 1}, processed=False)
+        stored_data.get_post(db, UUID, record.version)
     stored_data.store(db, UUID, {"processed": 1}, processed=True)
+    with pytest.raises(exceptions.DataNotFound):  # the raw post only
+        stored_data.get_post(db, UUID, record.version)
+    stored_data.store(db, UUID, {"raw": 1}, processed=False)
     seen = _statements(db)
-    assert stored_data.get_fenced(db, UUID, record.version, processed=False) == {
-        "raw": 1
-    }
+    assert stored_data.get_post(db, UUID, record.version).data == {"raw": 1}
     assert seen == ["SELECT"]
-    assert stored_data.get_fenced(db, UUID, record.version, processed=True) == {
-        "processed": 1
-    }
     with pytest.raises(exceptions.StaleState):
-        stored_data.get_fenced(db, UUID, record.version - 1, processed=False)
+        stored_data.get_post(db, UUID, record.version - 1)
     with pytest.raises(exceptions.StaleState):  # no introspection at all
-        stored_data.get_fenced(db, "0" * 8 + UUID[8:], 1, processed=False)
+        stored_data.get_post(db, "0" * 8 + UUID[8:], 1)

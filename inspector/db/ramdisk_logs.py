@@ -1,12 +1,14 @@
 """The ramdisk's logs: the ``logs`` field of its post, kept as a file.
 
 ironic-python-agent sends its logs (journal, dmesg, ...) as base64 of a
-gzipped tarball in ``logs``. The field never stays in the introspection
-data: the conductor takes it out (:func:`take`) before the data is
-processed and stored again, and writes it (:func:`write`) to
+gzipped tarball in ``logs``. The field never enters the introspection
+data: the API takes it out on arrival (:func:`take`) and keeps it apart
+beside the data (:mod:`inspector.db.stored_data`); the conductor that
+processes the post writes it (:func:`write`, through :class:`Held`) to
 ``[processing]ramdisk_logs_dir`` under ``ramdisk_logs_filename_format``,
 as ironic-inspector does: always when processing failed or the ramdisk
 reported an error, on success only with ``always_store_ramdisk_logs``.
+The logs of a post that matches no node are written by the API at once.
 Logs that cannot be decoded are reported and dropped; they never fail an
 introspection. :func:`check_conf` refuses a directory that cannot be
 written at start-up, in the processes that process data (not the API,
@@ -25,9 +27,11 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.processing.base import Data
 
 LOG = logging.getLogger(__name__)
+
+Data = dict[str, Any]
+"""A ramdisk's post (as JSON)."""
 
 FIELD = "logs"
 """The key of the ramdisk's post that holds its logs."""
@@ -82,8 +86,9 @@ def _pxe_mac(data: Data) -> str | None:
     ``boot_interface`` the ramdisk sends (a MAC, or pxelinux's
     ``01-aa-bb-cc-dd-ee-ff``), else ``inventory.boot.pxe_interface``.
 
-    (Not :func:`inspector.processing.interfaces.boot_mac`: that module
-    brings the API's lookup into a conductor that imports this one.)
+    (Not :func:`inspector.processing.interfaces.boot_mac`: this accepts
+    12 hex digits alone too, and the API, which writes the logs of unknown
+    posts, loads no processing hook.)
     """
     value = data.get("boot_interface")
     if not isinstance(value, str):
@@ -261,6 +266,23 @@ def check_conf(conf: cfg.ConfigOpts) -> None:
         ) from exc
 
 
+def _naming_facts(data: Data) -> Data:
+    """The fields of ``data`` :func:`must_write` and :func:`file_name` read."""
+    facts: Data = {
+        key: data[key]
+        for key in ("error", "ipmi_address", "boot_interface")
+        if key in data
+    }
+    inventory = data.get("inventory")
+    if isinstance(inventory, dict):
+        boot = inventory.get("boot")
+        facts["inventory"] = {
+            "bmc_address": inventory.get("bmc_address"),
+            "boot": dict(boot) if isinstance(boot, dict) else boot,
+        }
+    return facts
+
+
 class Held:
     """The logs taken out of one post, written at most once."""
 
@@ -268,7 +290,9 @@ class Held:
         self, conf: cfg.ConfigOpts, data: Data, uuid: str | None, logs: Any
     ) -> None:
         self.conf = conf
-        self.data = data
+        self.data = _naming_facts(data)
+        """What deciding and naming the file reads of the post, copied:
+        the hooks change the post in place while it is processed."""
         self.uuid = uuid
         self.logs = logs
         self.taken_at = utcnow()

@@ -1,6 +1,7 @@
 """The conductor's work queue: a step is claimed on delivery, then run in a
 worker thread under the node's lock; what goes wrong ends the introspection
-with a message naming the cause."""
+with a message naming the cause (through the ``fail`` the manager gives).
+It knows no workflow: a step is any callable taking the claimed record."""
 
 import concurrent.futures
 import logging
@@ -8,8 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from inspector import exceptions, faults, metrics, states
-from inspector.conductor import outcome
+from inspector import exceptions, faults, metrics
 from inspector.db import claims, introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.base import NodeLock
@@ -21,44 +21,19 @@ LOCK_TIMEOUT = 60.0
 """Seconds a step waits for a node lock held by other work on the node."""
 
 Step = Callable[[IntrospectionRecord], None]
-"""The work of one state (start, process, abort) for the record it gets."""
+"""The work of one state (start, processing, abort) for the record it gets."""
 
-
-def fence(rt: Runtime, record: IntrospectionRecord) -> None:
-    """Before acting on Ironic: is this work still ours? A conductor that
-    was paused (or cut off) while another took the step over stops here
-    instead of writing to Ironic on stale authority."""
-    introspections.check_current(rt.db, record.uuid, record.version)
-
-
-def fail(rt: Runtime, uuid: str, version: int, message: str) -> None:
-    """End the introspection in ``error`` with ``message`` (if still current)."""
-    try:
-        outcome.keep_before_failure(rt, uuid)
-    except OSError as exc:  # the error is recorded all the same
-        LOG.error("Could not file the data of node %s: %s", uuid, exc)
-    try:
-        failed = introspections.transition(
-            rt.db, uuid, states.FAIL, expected_version=version, error=message
-        )
-    except (
-        exceptions.StaleState,
-        exceptions.NotFound,
-        exceptions.InvalidTransition,
-    ) as exc:
-        LOG.warning(
-            "Could not record the failure of node %s (%s): %s", uuid, message, exc
-        )
-        return
-    outcome.file_failure(rt, failed)
+Fail = Callable[[Runtime, str, int, str], None]
+"""Ends the introspection of a node (uuid, version) in error with a message."""
 
 
 class WorkQueue:
     """Runs steps in a pool of ``max_concurrency`` workers, one step per
     node at a time in this process."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, fail: Fail) -> None:
         self.rt = rt
+        self._fail = fail
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
@@ -197,7 +172,7 @@ class WorkQueue:
         metrics.LOCK_WAIT_SECONDS.observe(time.monotonic() - waited)
         if lock is None:
             self._done(uuid)
-            fail(
+            self._fail(
                 self.rt,
                 uuid,
                 record.version,
@@ -233,10 +208,10 @@ class WorkQueue:
             )
         except exceptions.InspectorError as exc:
             LOG.error("Introspection of node %s failed: %s", uuid, exc)
-            fail(self.rt, uuid, record.version, str(exc))
+            self._fail(self.rt, uuid, record.version, str(exc))
         except Exception as exc:
             LOG.exception("Unexpected error in %s of node %s", expected_state, uuid)
-            fail(
+            self._fail(
                 self.rt,
                 uuid,
                 record.version,

@@ -1,0 +1,82 @@
+"""A ramdisk's post at the API: its logs come out on arrival and are kept
+apart beside the data (or written at once for a post that matches no
+node); the data is stored without them."""
+
+import base64
+import gzip
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from oslo_config import cfg
+from oslo_config import fixture as config_fixture
+
+from inspector import exceptions, states
+from inspector.conf import opts
+from inspector.db import engine, introspections, stored_data
+from inspector.intake import ramdisk
+from inspector.locking.semaphore import SemaphoreLockProvider
+from inspector.runtime import Runtime
+
+UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+MAC = "52:54:00:12:34:56"
+LOGS = base64.b64encode(gzip.compress(b"journal")).decode()
+
+
+@pytest.fixture
+def rt(db: engine.Database) -> Iterator[Runtime]:
+    conf = cfg.ConfigOpts()
+    opts.register_all(conf)
+    conf([], default_config_files=[])
+    fixture = config_fixture.Config(conf)
+    fixture.setUp()
+    # no conductor: the step is left for the sweep, as in an outage
+    yield Runtime(conf=conf, db=db, baremetal=None, locks=SemaphoreLockProvider())  # type: ignore[arg-type]
+    fixture.cleanUp()
+
+
+def post(logs: Any) -> dict[str, Any]:
+    return {
+        "inventory": {"interfaces": [{"name": "eth0", "mac_address": MAC}]},
+        "logs": logs,
+    }
+
+
+def waiting(rt: Runtime) -> introspections.IntrospectionRecord:
+    record = introspections.start(rt.db, UUID, True, {"mac": [MAC]})
+    return introspections.transition(
+        rt.db, UUID, states.WAIT, expected_version=record.version
+    )
+
+
+def test_logs_are_kept_apart_from_the_data(rt: Runtime) -> None:
+    waiting(rt)
+    data = post(LOGS)
+    assert ramdisk.continue_(rt, data) == UUID
+    assert "logs" not in data
+    record = introspections.get(rt.db, UUID)
+    assert record.state == states.PROCESSING
+    stored = stored_data.get_post(rt.db, UUID, record.version)
+    assert stored.logs == LOGS and "logs" not in stored.data
+    assert stored.data["inventory"]["interfaces"][0]["mac_address"] == MAC
+
+
+def test_logs_that_are_no_string_are_dropped(rt: Runtime) -> None:
+    waiting(rt)
+    ramdisk.continue_(rt, post({"not": "base64"}))
+    record = introspections.get(rt.db, UUID)
+    assert stored_data.get_post(rt.db, UUID, record.version).logs is None
+
+
+def test_logs_of_an_unknown_machine_are_written_at_once(
+    rt: Runtime, tmp_path: pathlib.Path
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    rt.conf.set_override("ramdisk_logs_dir", str(folder), group="processing")
+    with pytest.raises(exceptions.NoMatch):
+        ramdisk.continue_(rt, post(LOGS))
+    (written,) = folder.iterdir()
+    assert written.name.startswith("unknown_")
+    assert gzip.decompress(written.read_bytes()) == b"journal"
