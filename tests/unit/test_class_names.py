@@ -9,8 +9,6 @@ import inspector
 PACKAGE = pathlib.Path(inspector.__file__).parent
 
 PENDING = {
-    ("inspector.db.introspections", "Introspection"),
-    ("inspector.db.data_store", "DatabaseStore"),
     ("inspector.coordination.conductor_state", "DatabaseStore"),
     ("inspector.pxe_filter.service", "PxeFilter"),
 }
