@@ -98,18 +98,14 @@ class BaremetalClient:
 
         Finding the endpoint may authenticate and read the catalog; made
         lazily by many threads at once, each would do its own. Requests go
-        over :mod:`inspector.baremetal.direct` unless a proxy from the
-        environment applies to the endpoint (then keystoneauth carries them).
+        over :mod:`inspector.baremetal.direct` (through a proxy from the
+        environment where one applies).
         """
         with self._lock:
             if self._conn is None:
                 adapter = self._connect()
                 self._base = self._root(adapter)
-                self._conn = (
-                    direct.DirectTransport(adapter, self._base)
-                    if direct.applies(self._base)
-                    else adapter
-                )
+                self._conn = direct.DirectTransport(adapter, self._base)
             elif self._base is None:
                 self._base = self._root(self._conn)
             return self._conn, self._base
