@@ -89,6 +89,7 @@ def _check() -> Callable[[Any], Any]:
     """:data:`SCHEMA` compiled to Python by fastjsonschema, on first use."""
     return fastjsonschema.compile(SCHEMA)
 
+
 SECRET_KEY = re.compile(
     r"pass(word|wd|phrase)?$|password|secret|token|"
     r"private_?key|credential",
