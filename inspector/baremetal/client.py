@@ -89,11 +89,11 @@ class BaremetalClient:
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self._conf = conf
-        self._conn: Any = None
+        self._conn: direct.DirectTransport | None = None
         self._base: str | None = None
         self._lock = threading.Lock()
 
-    def _adapter(self) -> tuple[Any, str]:
+    def _adapter(self) -> tuple[direct.DirectTransport, str]:
         """The transport and Ironic's root URL, made once.
 
         Finding the endpoint may authenticate and read the catalog; made

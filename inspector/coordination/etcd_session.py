@@ -14,11 +14,14 @@ etcd3gw and tooz report them exactly as before.
 
 import json
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
 from inspector import keepalive, version
+
+if TYPE_CHECKING:
+    from etcd3gw.client import Etcd3Client
 
 HEADERS = {
     "Accept": "application/json",
@@ -86,12 +89,13 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
-def install(client: Any) -> bool:
+def install(client: "Etcd3Client") -> bool:
     """Give etcd3gw's ``client`` a kept-alive session; False when it keeps
     its own (it has no requests session)."""
     session = getattr(client, "session", None)
     if not isinstance(session, requests.Session):
         return False
     base_url = client.base_url
-    client.session = KeptAliveSession(session, base_url, client.timeout)
+    # a stand-in for the parts of requests' session etcd3gw uses
+    client.session = KeptAliveSession(session, base_url, client.timeout)  # type: ignore[assignment]
     return True
