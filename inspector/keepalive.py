@@ -1,32 +1,32 @@
-"""Kept-alive HTTP/1.1 connections to one server, shared by threads.
+"""Kept-alive HTTP connections to one server, shared by threads: urllib3's
+connection pool with our policy.
 
 The Ironic client and the etcd client send many small requests to one
 server each. Through requests (and keystoneauth) every request pays for
-hooks, cookies, adapters and urllib3's pool: about 1 ms of CPU, against
-0.15 ms over a kept-alive ``http.client`` connection, and 0.03 ms as
-written here: a request is written in one piece and its answer read
-through one buffer per connection, framed by its Content-Length or its
-chunks (``http.client`` parses every answer's header block with the
-``email`` package, most of its cost). The callers keep their libraries
-for what those do well (authentication, endpoint discovery, answer
-handling) and send the bytes through here. A proxy from the environment
-is not used here: :func:`applies` says so, and callers keep their
-library for such a server.
+hooks, cookies, adapters and sessions; here it goes straight to urllib3's
+pool for that server (the wire protocol, framing and connection checks are
+urllib3's and ``http.client``'s). What is ours: the TLS settings taken from
+a requests-style ``verify``/``cert``, a proxy from the environment as
+requests would pick it, one timeout for connecting and for each read, one
+more try on a new connection when a kept-alive connection turns out to be
+closed, and every failure to get an answer raised as :class:`Unreachable`.
 """
 
-import http.client
 import json
 import os
-import re
-import socket
 import ssl
 import threading
 import urllib.parse
 import urllib.request
 from typing import Any
 
-IDLE_KEPT = 16
-"""Idle connections kept per server: one per busy worker thread is enough."""
+import urllib3
+from urllib3 import connection as urllib3_connection
+from urllib3 import exceptions as urllib3_exceptions
+
+IDLE_KEPT = 64
+"""Idle connections kept per server (more are opened when as many threads
+send at once, and closed when given back to a full pool)."""
 
 
 class Unreachable(ConnectionError):
@@ -37,16 +37,31 @@ class Unreachable(ConnectionError):
         self.timed_out = timed_out
 
 
-def applies(url: str) -> bool:
-    """Whether ``url`` is reached directly (no proxy from the environment
-    applies to it)."""
+class Reply:
+    """A server's whole answer (with the names requests uses)."""
+
+    def __init__(self, status: int, reason: str, content: bytes) -> None:
+        self.status_code = status
+        self.reason = reason
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy from the environment that requests would use for ``url``
+    (``<scheme>_proxy``, ``all_proxy``, minus ``no_proxy``), or None."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
     proxies = urllib.request.getproxies()
-    if not proxies.get(parts.scheme) and not proxies.get("all"):
-        return True
-    return bool(urllib.request.proxy_bypass(parts.hostname))
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 def tls_context(verify: Any, cert: Any) -> ssl.SSLContext:
@@ -80,190 +95,45 @@ def tls_context(verify: Any, cert: Any) -> ssl.SSLContext:
     return context
 
 
-MAX_LINE = 65536
-"""Longest status, header or chunk-size line read (as ``http.client``)."""
-MAX_HEADERS = 100
-"""Most header lines in one answer (as ``http.client``)."""
-
-_NOT_IN_TARGET = re.compile("[\x00-\x20\x7f]")
-_NOT_IN_NAME = re.compile("[^!#$%&'*+.^_`|~0-9A-Za-z-]")
-_NOT_IN_VALUE = re.compile("[\x00-\x08\x0a-\x1f\x7f]")
-_WITH_BODY = ("PATCH", "POST", "PUT")
-_END_OF_HEAD = (b"\r\n", b"\n", b"")
+_sent = threading.local()
+"""Whether the request this thread sent last went on a connection that had
+carried an answer before (set by the connection classes below)."""
 
 
-class Connection:
-    """One HTTP/1.1 connection: requests written whole, answers read
-    through one buffer, framed by Content-Length, chunks or the close.
-    Not thread-safe (the pool lends it to one thread at a time)."""
+class _Counted:
+    """Mixed into urllib3's connection classes: counts the requests sent
+    since the connection was last closed, so that a request that failed on
+    a kept-alive connection can be told from one on a new connection."""
 
-    def __init__(
-        self, host: str, port: int, timeout: float | None, tls: ssl.SSLContext | None
-    ) -> None:
-        sock = socket.create_connection((host, port), timeout)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if tls is not None:
-                sock = tls.wrap_socket(sock, server_hostname=host)
-        except BaseException:
-            sock.close()
-            raise
-        self._sock = sock
-        self._reader = sock.makefile("rb")
-        self.open = True
-        """False once the server said it closes, or the answer ran to the end."""
+    sock: Any
+    _requests = 0
 
     def close(self) -> None:
-        self.open = False
-        self._reader.close()
-        self._sock.close()
+        self._requests = 0
+        super().close()  # type: ignore[misc]
 
-    def request(
-        self,
-        method: str,
-        target: str,
-        body: bytes | None,
-        headers: dict[str, str],
-        host: str,
-    ) -> None:
-        """Write one request; ``host`` is the Host header's value.
-
-        :raises ValueError: a target or header that would break the request
-            (a space, a line break, a control character).
-        """
-        if _NOT_IN_TARGET.search(target):
-            raise ValueError(f"Invalid request target {target!r}")
-        lines = [f"{method} {target} HTTP/1.1"]
-        given = {name.lower() for name in headers}
-        if "host" not in given:
-            lines.append(f"Host: {host}")
-        if "accept-encoding" not in given:
-            lines.append("Accept-Encoding: identity")
-        for name, value in headers.items():
-            if _NOT_IN_NAME.search(name) or _NOT_IN_VALUE.search(value):
-                raise ValueError(f"Invalid header {name!r}: {value!r}")
-            lines.append(f"{name}: {value}")
-        if "content-length" not in given and (body is not None or method in _WITH_BODY):
-            lines.append(f"Content-Length: {len(body or b'')}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        self._sock.sendall(head + body if body else head)
-
-    def answer(self, method: str) -> "Answer":
-        """Read the answer to the request written last (interim 1xx
-        answers skipped).
-
-        :raises http.client.HTTPException: not an HTTP answer, or cut short
-            (``RemoteDisconnected``, a ConnectionResetError, when the server
-            closed the connection before answering).
-        """
-        while True:
-            version, status, reason = self._status_line()
-            length, chunked, tokens = self._head()
-            if not 100 <= status < 200:
-                break
-        if version == "HTTP/1.0":
-            self.open = "keep-alive" in tokens
-        else:
-            self.open = "close" not in tokens
-        if method == "HEAD" or status in (204, 304):
-            content = b""
-        elif chunked:
-            content = self._chunks()
-        elif length is not None:
-            content = self._exactly(length)
-        else:  # framed by the close
-            content = self._reader.read()
-            self.open = False
-        return Answer(status, reason, content)
-
-    def _line(self, what: str) -> bytes:
-        line = self._reader.readline(MAX_LINE + 1)
-        if len(line) > MAX_LINE:
-            raise http.client.LineTooLong(what)
-        return line
-
-    def _status_line(self) -> tuple[str, int, str]:
-        line = self._line("status line")
-        if not line:
-            raise http.client.RemoteDisconnected(
-                "Remote end closed connection without response"
-            )
-        parts = line.decode("latin-1").rstrip("\r\n").split(None, 2)
-        version, code = (parts + ["", ""])[:2]
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise http.client.BadStatusLine(line.decode("latin-1", "replace"))
-        return version, int(code), parts[2] if len(parts) > 2 else ""
-
-    def _head(self) -> tuple[int | None, bool, set[str]]:
-        """The header lines: (Content-Length, chunked, Connection tokens)."""
-        length: int | None = None
-        chunked = False
-        tokens: set[str] = set()
-        for _ in range(MAX_HEADERS + 1):
-            line = self._line("header line")
-            if line in _END_OF_HEAD:
-                return length, chunked, tokens
-            name, _, raw = line.partition(b":")
-            key = name.strip().lower()
-            if key == b"content-length":
-                try:
-                    length = int(raw.strip())
-                except ValueError:
-                    length = -1
-                if length < 0:
-                    raise http.client.HTTPException(
-                        f"Invalid Content-Length {raw.strip()!r}"
-                    )
-            elif key == b"transfer-encoding":
-                chunked = raw.strip().lower().endswith(b"chunked")
-            elif key == b"connection":
-                tokens |= {t.strip() for t in raw.decode("latin-1").lower().split(",")}
-        raise http.client.HTTPException(f"got more than {MAX_HEADERS} headers")
-
-    def _exactly(self, size: int) -> bytes:
-        data = self._reader.read(size)
-        if len(data) < size:
-            raise http.client.IncompleteRead(data, size - len(data))
-        return data
-
-    def _chunks(self) -> bytes:
-        parts: list[bytes] = []
-        while True:
-            line = self._line("chunk size")
-            try:
-                size = int(line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise http.client.IncompleteRead(b"".join(parts)) from None
-            if size == 0:
-                break
-            parts.append(self._exactly(size))
-            if self._line("chunk end") not in (b"\r\n", b"\n"):
-                raise http.client.IncompleteRead(b"".join(parts))
-        while self._line("trailer line") not in _END_OF_HEAD:
-            pass
-        return b"".join(parts)
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        _sent.reused = self.sock is not None and self._requests > 0
+        self._requests += 1
+        super().request(*args, **kwargs)  # type: ignore[misc]
 
 
-class Answer:
-    """An answer read whole (with the names requests uses)."""
+class _HTTPConnection(_Counted, urllib3_connection.HTTPConnection):
+    pass
 
-    def __init__(self, status: int, reason: str, content: bytes) -> None:
-        self.status_code = status
-        self.reason = reason
-        self.content = content
 
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", "replace")
+class _HTTPSConnection(_Counted, urllib3_connection.HTTPSConnection):
+    pass
 
-    def json(self) -> Any:
-        return json.loads(self.content)
+
+_ANSWER_CUT = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+"""What a kept-alive connection the server closed gives (``http.client``'s
+RemoteDisconnected is a ConnectionResetError)."""
 
 
 class Pool:
-    """Connections to ``base_url``'s server. Thread-safe: each request
-    borrows an idle connection (or opens one) and gives it back when the
-    answer has been read whole."""
+    """Connections to ``base_url``'s server, through the proxy the
+    environment names for it. Thread-safe."""
 
     def __init__(
         self,
@@ -275,20 +145,45 @@ class Pool:
         self.scheme = parts.scheme
         self.host = parts.hostname or ""
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
-        self.host_header = parts.netloc.rpartition("@")[2]
-        """The Host header: the URL's host and port as written there."""
-        self.timeout = timeout
-        self.tls = tls if parts.scheme == "https" else None
-        if parts.scheme == "https" and self.tls is None:
-            self.tls = ssl.create_default_context()
-        self._idle: list[Connection] = []
-        self._lock = threading.Lock()
+        self._origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+        options: dict[str, Any] = {
+            "timeout": urllib3.Timeout(connect=timeout, read=timeout),
+            "maxsize": IDLE_KEPT,
+            "retries": False,  # one more try is ours (exchange), no redirects
+        }
+        if self.scheme == "https":
+            options["ssl_context"] = tls or ssl.create_default_context()
+        self.proxy = proxy_for(base_url)
+        self._manager: urllib3.ProxyManager | None = None
+        self._pool: urllib3.HTTPConnectionPool
+        if self.proxy is None:
+            cls = (
+                urllib3.HTTPSConnectionPool
+                if self.scheme == "https"
+                else urllib3.HTTPConnectionPool
+            )
+            self._pool = cls(self.host, self.port, **options)
+        else:
+            credentials = urllib.parse.urlsplit(self.proxy)
+            headers = None
+            if credentials.username:
+                auth = urllib.parse.unquote(credentials.username)
+                auth += ":" + urllib.parse.unquote(credentials.password or "")
+                headers = urllib3.make_headers(proxy_basic_auth=auth)
+            self._manager = urllib3.ProxyManager(
+                self.proxy, num_pools=1, proxy_headers=headers, **options
+            )
+            self._pool = self._manager.connection_from_host(
+                self.host, self.port, self.scheme
+            )
+        self._pool.ConnectionCls = (
+            _HTTPSConnection if self.scheme == "https" else _HTTPConnection
+        )
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        self._pool.close()
+        if self._manager is not None:
+            self._manager.clear()
 
     def exchange(
         self,
@@ -296,70 +191,64 @@ class Pool:
         target: str,
         body: bytes | None,
         headers: dict[str, str],
-    ) -> Answer:
-        """One request and its whole answer.
+    ) -> Reply:
+        """One request (``target``: the path and query) and its whole answer.
 
-        A kept-alive connection the server closed while idle fails before
-        the request reaches the server: that one is tried again at once on a
-        new connection.
+        urllib3 drops a kept-alive connection the server closed while idle
+        before using it; one it closed just as the request went out fails
+        before the request reaches the server: that one is tried again at
+        once on a new connection.
 
         :raises Unreachable: no answer (refused, reset, timed out, TLS, not
             an HTTP answer).
-        :raises ValueError: a target or header that cannot be sent.
+        :raises ValueError: a header that cannot be sent.
         """
-        conn: Connection | None = None
         try:
-            conn, reused = self._borrow()
             try:
-                return self._send(conn, method, target, body, headers)
-            except (ConnectionResetError, BrokenPipeError):
-                # RemoteDisconnected is a ConnectionResetError
-                conn.close()
-                if not reused:
+                return self._send(method, target, body, headers)
+            except urllib3_exceptions.ProtocolError as exc:
+                if not (getattr(_sent, "reused", False) and _cut_short(exc)):
                     raise
-            conn = None
-            conn = self._open()
-            return self._send(conn, method, target, body, headers)
-        except (OSError, http.client.HTTPException) as exc:
-            if conn is not None:
-                conn.close()
+            return self._send(method, target, body, headers)
+        except (urllib3_exceptions.HTTPError, OSError) as exc:
+            cause = _cause(exc)
             raise Unreachable(
-                f"{self.scheme}://{self.host}:{self.port}: {type(exc).__name__}: {exc}",
-                timed_out=isinstance(exc, TimeoutError),
+                f"{self.scheme}://{self.host}:{self.port}: "
+                f"{type(cause).__name__}: {cause}",
+                timed_out=isinstance(cause, TimeoutError)
+                or isinstance(exc, urllib3_exceptions.ReadTimeoutError),
             ) from exc
-        except ValueError:
-            if conn is not None:
-                conn.close()
-            raise
-
-    def _open(self) -> Connection:
-        return Connection(self.host, self.port, self.timeout, self.tls)
-
-    def _borrow(self) -> tuple[Connection, bool]:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop(), True
-        return self._open(), False
-
-    def _give_back(self, conn: Connection) -> None:
-        with self._lock:
-            if len(self._idle) < IDLE_KEPT:
-                self._idle.append(conn)
-                return
-        conn.close()
 
     def _send(
-        self,
-        conn: Connection,
-        method: str,
-        target: str,
-        body: bytes | None,
-        headers: dict[str, str],
-    ) -> Answer:
-        conn.request(method, target, body, headers, self.host_header)
-        answer = conn.answer(method)
-        if conn.open:
-            self._give_back(conn)
+        self, method: str, target: str, body: bytes | None, headers: dict[str, str]
+    ) -> Reply:
+        _sent.reused = False
+        if self._manager is not None:  # the proxy wants the whole URL
+            reply = self._manager.urlopen(
+                method, self._origin + target, body=body, headers=headers
+            )
         else:
-            conn.close()
-        return answer
+            reply = self._pool.urlopen(
+                method, target, body=body, headers=headers, assert_same_host=False
+            )
+        return Reply(reply.status, reply.reason or "", reply.data)
+
+
+def _cut_short(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server closed the connection unanswered."""
+    return any(isinstance(arg, _ANSWER_CUT) for arg in exc.args)
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """What urllib3 wrapped: the socket's, TLS's or ``http.client``'s error."""
+    for _ in range(5):
+        reason = getattr(exc, "reason", None)
+        inner = reason if isinstance(reason, BaseException) else None
+        inner = inner or next(
+            (arg for arg in exc.args if isinstance(arg, BaseException)), None
+        )
+        inner = inner or exc.__cause__
+        if inner is None or not isinstance(exc, urllib3_exceptions.HTTPError):
+            break
+        exc = inner
+    return exc

@@ -89,27 +89,23 @@ class BaremetalClient:
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self._conf = conf
-        self._conn: Any = None
+        self._conn: direct.DirectTransport | None = None
         self._base: str | None = None
         self._lock = threading.Lock()
 
-    def _adapter(self) -> tuple[Any, str]:
+    def _adapter(self) -> tuple[direct.DirectTransport, str]:
         """The transport and Ironic's root URL, made once.
 
         Finding the endpoint may authenticate and read the catalog; made
         lazily by many threads at once, each would do its own. Requests go
-        over :mod:`inspector.baremetal.direct` unless a proxy from the
-        environment applies to the endpoint (then keystoneauth carries them).
+        over :mod:`inspector.baremetal.direct` (through a proxy from the
+        environment where one applies).
         """
         with self._lock:
             if self._conn is None:
                 adapter = self._connect()
                 self._base = self._root(adapter)
-                self._conn = (
-                    direct.DirectTransport(adapter, self._base)
-                    if direct.applies(self._base)
-                    else adapter
-                )
+                self._conn = direct.DirectTransport(adapter, self._base)
             elif self._base is None:
                 self._base = self._root(self._conn)
             return self._conn, self._base

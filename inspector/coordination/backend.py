@@ -4,11 +4,15 @@ import contextlib
 import logging
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oslo_config import cfg
 
 from inspector import exceptions
+
+if TYPE_CHECKING:
+    from tooz.coordination import CoordinationDriver
+    from tooz.locking import Lock
 
 LOG = logging.getLogger(__name__)
 
@@ -56,7 +60,7 @@ def describe(url: str) -> str:
     return f"{parsed.scheme}://{host}{parsed.path}"
 
 
-def start_coordinator(conf: cfg.ConfigOpts, member_id: str) -> Any:
+def start_coordinator(conf: cfg.ConfigOpts, member_id: str) -> "CoordinationDriver":
     """A started tooz coordinator for ``member_id``; heartbeats are ours.
 
     :raises ServiceUnavailable: the backend cannot be reached.
@@ -84,28 +88,43 @@ _DIRECT_ACCESS = {
 }
 """Where each tooz driver keeps its way to the backend (not tooz's public API)."""
 
+_HELD_LOCKS = "_acquired_locks"
+"""Where tooz's etcd3gw and redis drivers keep the locks their heartbeat
+renews (not tooz's public API)."""
 
-def direct_access(coordinator: Any) -> tuple[str, Any]:
+TOOZ_FIELDS: dict[str, tuple[str, ...]] = {
+    "etcd3gw": (_DIRECT_ACCESS["etcd3gw"], _HELD_LOCKS),
+    "redis": (_DIRECT_ACCESS["redis"], _HELD_LOCKS),
+    "memcached": (_DIRECT_ACCESS["memcached"],),
+    "file": (_DIRECT_ACCESS["file"],),
+}
+"""Every field of a tooz driver this module reads, by driver: tooz has no
+public accessor for them. ``tests/unit/coordination/test_tooz_internals.py``
+checks that the installed tooz still has each, within the version range
+setup.cfg allows."""
+
+
+def direct_access(coordinator: "CoordinationDriver") -> tuple[str, Any]:
     """The driver name of ``coordinator`` and its way to the backend itself.
 
     That is the etcd3gw, redis or pymemcache client, or the file driver's
     directory, to keep small documents beside the group
     (:mod:`inspector.coordination.conductor_state`); None for a driver not
     listed. tooz has no public accessor, so its private fields are read here
-    and nowhere else.
+    and nowhere else (:data:`TOOZ_FIELDS`).
     """
     driver = type(coordinator).__module__.rsplit(".", 1)[-1]
     field = _DIRECT_ACCESS.get(driver)
     return driver, getattr(coordinator, field, None) if field else None
 
 
-def stop_refreshing(coordinator: Any, lock: Any) -> None:
+def stop_refreshing(coordinator: "CoordinationDriver", lock: "Lock") -> None:
     """Stop ``coordinator``'s heartbeat renewing ``lock``'s lease, so that a
     lock whose release failed runs out by itself.
 
-    tooz has no public way: its etcd3gw driver renews the locks in a
-    private set; other drivers are left alone.
+    tooz has no public way: its etcd3gw and redis drivers renew the locks
+    in a private set; other drivers are left alone.
     """
-    held = getattr(coordinator, "_acquired_locks", None)
+    held = getattr(coordinator, _HELD_LOCKS, None)
     if isinstance(held, set):
         held.discard(lock)

@@ -17,6 +17,8 @@ from inspector import exceptions
 from inspector.coordination import backend
 
 if TYPE_CHECKING:
+    from tooz.coordination import CoordinationDriver
+
     from inspector.db.engine import Database
 
 KEY_PREFIX = "ironic_inspector.conductor_state."
@@ -166,7 +168,7 @@ class FileStore:
         )
 
 
-class DatabaseStore:
+class DatabaseStateStore:
     """The standalone process: its database is the only shared store."""
 
     def __init__(self, db: "Database") -> None:
@@ -202,7 +204,7 @@ STORES: dict[str, Callable[[Any], StateStore]] = {
 """The store of each tooz driver that can keep conductor state."""
 
 
-def for_coordinator(coordinator: Any) -> StateStore:
+def for_coordinator(coordinator: "CoordinationDriver") -> StateStore:
     """The store of the backend ``coordinator`` talks to.
 
     :raises ConfigError: a backend this service cannot keep state in.

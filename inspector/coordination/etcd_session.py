@@ -1,4 +1,4 @@
-"""etcd3gw's requests over kept-alive HTTP/1.1 connections of ours.
+"""etcd3gw's requests over kept-alive connections (:mod:`inspector.keepalive`).
 
 etcd3gw sends every etcd call (a lock's lease and transaction, its
 release, the membership heartbeat, a key read) as a JSON POST through a
@@ -14,11 +14,14 @@ etcd3gw and tooz report them exactly as before.
 
 import json
 import urllib.parse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
 from inspector import keepalive, version
+
+if TYPE_CHECKING:
+    from etcd3gw.client import Etcd3Client
 
 HEADERS = {
     "Accept": "application/json",
@@ -67,7 +70,7 @@ class KeptAliveSession:
     def _ours(self, url: str) -> bool:
         return urllib.parse.urlsplit(url).netloc == self._netloc
 
-    def _send(self, method: str, url: str, body: bytes | None) -> keepalive.Answer:
+    def _send(self, method: str, url: str, body: bytes | None) -> keepalive.Reply:
         parts = urllib.parse.urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
         headers = dict(HEADERS)
@@ -86,14 +89,13 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value).encode()
 
 
-def install(client: Any) -> bool:
+def install(client: "Etcd3Client") -> bool:
     """Give etcd3gw's ``client`` a kept-alive session; False when it keeps
-    its own (a proxy from the environment applies, or it has no session)."""
+    its own (it has no requests session)."""
     session = getattr(client, "session", None)
     if not isinstance(session, requests.Session):
         return False
     base_url = client.base_url
-    if not keepalive.applies(base_url):
-        return False
-    client.session = KeptAliveSession(session, base_url, client.timeout)
+    # a stand-in for the parts of requests' session etcd3gw uses
+    client.session = KeptAliveSession(session, base_url, client.timeout)  # type: ignore[assignment]
     return True

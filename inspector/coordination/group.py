@@ -29,7 +29,7 @@ class Membership:
 
     def __init__(
         self,
-        coordinator: Any,
+        coordinator: coordination.CoordinationDriver,
         host: str,
         capabilities: dict[str, Any],
         backend: str = "the coordination backend",

@@ -80,7 +80,7 @@ class GroupMembers:
 
     def __init__(
         self,
-        coordinator: Any,
+        coordinator: coordination.CoordinationDriver,
         ttl: float,
         store: "StateStore | None" = None,
         stale_ok: bool = False,

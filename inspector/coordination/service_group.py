@@ -13,18 +13,21 @@ its database, its state a row of that database.
 import datetime
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
 from inspector.coordination.conductor_state import (
-    DatabaseStore,
+    DatabaseStateStore,
     StateStore,
     for_coordinator,
 )
 from inspector.coordination.members import DRAINING
 from inspector.db import claims, leases
 from inspector.db.engine import Database
+
+if TYPE_CHECKING:
+    from tooz.coordination import CoordinationDriver
 
 LOG = logging.getLogger(__name__)
 
@@ -36,7 +39,7 @@ class ConductorNotFound(exceptions.NotFound):
     template = "Conductor %(host)s was not found"
 
 
-def group_members(coordinator: Any) -> Members:
+def group_members(coordinator: "CoordinationDriver") -> Members:
     """Live members of the tooz group, with their capabilities."""
     from tooz import coordination
 
@@ -67,10 +70,10 @@ def standalone_member(db: Database, host: str, lease_seconds: float) -> Members:
 
 def for_standalone(db: Database, conf: Any) -> "ServiceGroup":
     members = standalone_member(db, conf.host, conf.coordination.leader_lease)
-    return ServiceGroup(members, DatabaseStore(db), db)
+    return ServiceGroup(members, DatabaseStateStore(db), db)
 
 
-def for_split(coordinator: Any, db: Database) -> "ServiceGroup":
+def for_split(coordinator: "CoordinationDriver", db: Database) -> "ServiceGroup":
     return ServiceGroup(group_members(coordinator), for_coordinator(coordinator), db)
 
 

@@ -2,7 +2,7 @@
 
 Split mode keeps these documents in the coordination backend; the standalone
 process has no backend, so its one conductor's document is a row here
-(:class:`inspector.coordination.conductor_state.DatabaseStore`).
+(:class:`inspector.coordination.conductor_state.DatabaseStateStore`).
 """
 
 from typing import cast

@@ -18,10 +18,13 @@ import json
 import logging
 import threading
 import uuid as uuidlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.locking.base import LockProvider, NodeLock
 from inspector.locking.remote import RemoteLock
+
+if TYPE_CHECKING:
+    from etcd3gw.client import Etcd3Client
 
 LOG = logging.getLogger(__name__)
 
@@ -53,7 +56,7 @@ class _Lease:
     its TTL by a thread; a new one is granted when etcd says it expired
     (the process was cut off longer than the TTL)."""
 
-    def __init__(self, client: Any, ttl: int) -> None:
+    def __init__(self, client: "Etcd3Client", ttl: int) -> None:
         self._client = client
         self.ttl = max(2, int(ttl))
         self._id: int | None = None
@@ -202,7 +205,9 @@ class EtcdLockProvider(LockProvider):
     left the group and break them (:meth:`break_lock`) instead of waiting
     out their lease."""
 
-    def __init__(self, client: Any, ttl: int, holder: str | None = None) -> None:
+    def __init__(
+        self, client: "Etcd3Client", ttl: int, holder: str | None = None
+    ) -> None:
         self._client = client
         self.holder = f"{holder}/" if holder else ""
         self.lease = _Lease(client, ttl)

@@ -1,6 +1,6 @@
 """Chooses the lock backend at start-up from the standalone flag."""
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
@@ -8,9 +8,14 @@ from inspector import exceptions
 from inspector.locking.base import LockProvider
 from inspector.locking.semaphore import SemaphoreLockProvider
 
+if TYPE_CHECKING:
+    from tooz.coordination import CoordinationDriver
+
 
 def from_conf(
-    conf: cfg.ConfigOpts, coordinator: Any = None, holder: str | None = None
+    conf: cfg.ConfigOpts,
+    coordinator: "CoordinationDriver | None" = None,
+    holder: str | None = None,
 ) -> LockProvider:
     """In-process locks when standalone; in split mode, etcd locks on one
     lease per process with etcd, else tooz locks on ``coordinator``.
@@ -26,7 +31,9 @@ def from_conf(
     return for_coordinator(coordinator, holder)
 
 
-def for_coordinator(coordinator: Any, holder: str | None = None) -> LockProvider:
+def for_coordinator(
+    coordinator: "CoordinationDriver", holder: str | None = None
+) -> LockProvider:
     """Split mode's locks: on etcd, ours on one lease per process; on the
     other tooz backends, tooz's."""
     from inspector.coordination.backend import direct_access

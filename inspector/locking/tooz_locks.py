@@ -3,11 +3,15 @@
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.coordination.backend import stop_refreshing
 from inspector.locking.base import LockProvider, NodeLock
 from inspector.locking.remote import RemoteLock
+
+if TYPE_CHECKING:
+    from tooz.coordination import CoordinationDriver
+    from tooz.locking import Lock
 
 LOG = logging.getLogger(__name__)
 
@@ -15,7 +19,7 @@ RELEASE_RETRY_SECONDS = 60.0
 """How long a release the backend refused (it was restarting) is retried."""
 
 
-def _retry_release(coordinator: Any, lock: Any, name: str) -> None:
+def _retry_release(coordinator: "CoordinationDriver", lock: "Lock", name: str) -> None:
     """Release ``lock`` once the backend answers again.
 
     A release that failed leaves the lock with the coordinator's heartbeat,
@@ -44,7 +48,7 @@ def _retry_release(coordinator: Any, lock: Any, name: str) -> None:
 
 
 class ToozLock(RemoteLock):
-    def __init__(self, coordinator: Any, node_uuid: str) -> None:
+    def __init__(self, coordinator: "CoordinationDriver", node_uuid: str) -> None:
         super().__init__(node_uuid)
         self._coordinator = coordinator
         self._lock = coordinator.get_lock(self.name.encode())
@@ -73,7 +77,7 @@ class ToozLock(RemoteLock):
 class ToozLockProvider(LockProvider):
     """Locks named ``ironic_inspector.<node uuid>`` in the tooz backend."""
 
-    def __init__(self, coordinator: Any) -> None:
+    def __init__(self, coordinator: "CoordinationDriver") -> None:
         self._coordinator = coordinator
 
     def get_lock(self, node_uuid: str) -> NodeLock:

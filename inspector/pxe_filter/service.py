@@ -21,7 +21,7 @@ import shlex
 import subprocess
 import threading
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from oslo_config import cfg
 
@@ -29,6 +29,7 @@ from inspector import exceptions
 from inspector.db import pxe
 from inspector.outages import OutageLog
 from inspector.pxe_filter import policy
+from inspector.pxe_filter.backend import FilterBackend
 from inspector.pxe_filter.dnsmasq import HostsDir
 
 LOG = logging.getLogger(__name__)
@@ -43,11 +44,27 @@ table: ``GET /v1/pxe-filters``, ``ironic-inspector-manage pxe-filter``)."""
 COMMAND_TIMEOUT = 60.0
 
 
-class PxeFilter:
-    """The dnsmasq PXE filter of one process (``ironic-inspector``)."""
+class PortAddresses(Protocol):
+    """Where the filter learns every port's MAC (the Ironic client)."""
+
+    def list_port_addresses(self) -> set[str]:
+        """Every port's address, lower case.
+
+        :raises InspectorError: no answer.
+        """
+        ...
+
+
+class PxeFilterSync:
+    """Keeps one process's PXE filter backend in step with the database
+    and Ironic (``ironic-inspector``, ``ironic-inspector-pxe-filter``)."""
 
     def __init__(
-        self, conf: cfg.ConfigOpts, db: Any, baremetal: Any, report: bool = True
+        self,
+        conf: cfg.ConfigOpts,
+        db: Any,
+        baremetal: PortAddresses,
+        report: bool = True,
     ) -> None:
         self.conf = conf
         self.host = str(conf.host)
@@ -60,7 +77,7 @@ class PxeFilter:
         self.db = db
         self.baremetal = baremetal
         self.driver = str(conf.pxe_filter.driver)
-        self.backend: Any = backend_of(conf)
+        self.backend = backend_of(conf)
         self.sync_period = float(conf.pxe_filter.sync_period)
         self.discovery = bool(conf.processing.node_not_found_hook)
         self.deny_unknown = bool(conf.pxe_filter.deny_unknown_macs)
@@ -174,9 +191,7 @@ class PxeFilter:
         self.last_watch = time.time()
         self.known = known
         changed = self._apply(booting, active, force=True)
-        compact = getattr(self.backend, "compact", None)
-        if compact is not None:
-            changed += compact()
+        changed += self.backend.compact()
         self.last_sync = time.time()
         LOG.debug(
             "PXE filter: repair sync of %d Ironic MACs, %d under introspection, "
@@ -283,7 +298,7 @@ class PxeFilter:
         }
 
 
-def backend_of(conf: cfg.ConfigOpts) -> Any:
+def backend_of(conf: cfg.ConfigOpts) -> FilterBackend:
     """The backend ``[pxe_filter]driver`` names (dnsmasq or iptables)."""
     if conf.pxe_filter.driver == "iptables":
         from inspector.pxe_filter.iptables import Chain

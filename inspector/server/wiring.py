@@ -29,11 +29,12 @@ from inspector.runtime import Runtime
 
 if TYPE_CHECKING:
     import flask
+    from tooz.coordination import CoordinationDriver
 
     from inspector.conductor.service import ConductorService
     from inspector.coordination.group import Membership
     from inspector.net.mdns import Publisher
-    from inspector.pxe_filter.service import PxeFilter
+    from inspector.pxe_filter.service import PxeFilterSync
 
 LOG = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class Standalone:
         transport: messaging.Transport,
         conductor: "ConductorService",
         mdns: "Publisher | None" = None,
-        pxe: "PxeFilter | None" = None,
+        pxe: "PxeFilterSync | None" = None,
     ) -> None:
         self.rt = rt
         self.transport = transport
@@ -129,7 +130,7 @@ def standalone(
         baremetal=baremetal if baremetal is not None else BaremetalClient(conf),
         locks=factory.from_conf(conf),
     )
-    store = conductor_state.DatabaseStore(db)
+    store = conductor_state.DatabaseStateStore(db)
     rt.rpc = ConductorClient(
         OsloSender(conf, transport), FixedConductor(conf.host, store)
     )
@@ -142,9 +143,9 @@ def standalone(
         publisher = Publisher(conf)
     pxe = None
     if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
-        from inspector.pxe_filter.service import PxeFilter
+        from inspector.pxe_filter.service import PxeFilterSync
 
-        pxe = PxeFilter(conf, rt.db, rt.baremetal)
+        pxe = PxeFilterSync(conf, rt.db, rt.baremetal)
     return Standalone(rt, transport, conductor, publisher, pxe)
 
 
@@ -156,7 +157,7 @@ class Conductor:
         self,
         rt: Runtime,
         transport: messaging.Transport | None,
-        coordinator: Any,
+        coordinator: "CoordinationDriver",
         service: "ConductorService",
         membership: "Membership",
     ) -> None:
@@ -313,7 +314,10 @@ class Api:
     """
 
     def __init__(
-        self, rt: Runtime, transport: messaging.Transport | None, coordinator: Any
+        self,
+        rt: Runtime,
+        transport: messaging.Transport | None,
+        coordinator: "CoordinationDriver",
     ) -> None:
         self.runtime = rt
         self.transport = transport
@@ -391,7 +395,7 @@ class PxeAgent:
     """``ironic-inspector-pxe-filter``: one DHCP host's filter, fed by the
     database and Ironic (no coordination backend, no broker)."""
 
-    def __init__(self, rt: Runtime, pxe: "PxeFilter") -> None:
+    def __init__(self, rt: Runtime, pxe: "PxeFilterSync") -> None:
         self.rt = rt
         self.pxe = pxe
 
@@ -405,7 +409,7 @@ class PxeAgent:
 
 def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
     """Build the PXE filter agent of one DHCP host (not started)."""
-    from inspector.pxe_filter.service import PxeFilter
+    from inspector.pxe_filter.service import PxeFilterSync
 
     opts.validate(conf, cluster=False)
     pxe_filter.check_driver(conf)
@@ -427,4 +431,4 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
     rt = Runtime(
         conf=conf, db=db, baremetal=BaremetalClient(conf), locks=SemaphoreLockProvider()
     )
-    return PxeAgent(rt, PxeFilter(conf, db, rt.baremetal))
+    return PxeAgent(rt, PxeFilterSync(conf, db, rt.baremetal))

@@ -110,10 +110,10 @@ def test_forget_a_conductor_gone_for_good(
     """A conductor once disabled keeps a state document after it stopped,
     so it stays listed as dead; ``conductor forget`` removes it, and only
     it: a live one is refused, an unknown one is named."""
-    from inspector.coordination.conductor_state import DatabaseStore
+    from inspector.coordination.conductor_state import DatabaseStateStore
 
     host = _host(service)
-    store = DatabaseStore(service.rt.db)
+    store = DatabaseStateStore(service.rt.db)
     store.put("retired-7", {"enabled": False})
     try:
         listed = {c["hostname"]: c["alive"] for c in _from_cli(service, tmp_path)}
@@ -137,9 +137,9 @@ def test_a_conductor_enabled_again_is_listed_like_one_never_disabled(
     """Enabling drops the state document: a conductor disabled, enabled
     again and then stopped cleanly is gone from the list, not listed as
     dead until ``conductor forget`` (a disabled one stays listed)."""
-    from inspector.coordination.conductor_state import DatabaseStore
+    from inspector.coordination.conductor_state import DatabaseStateStore
 
-    store = DatabaseStore(service.rt.db)
+    store = DatabaseStateStore(service.rt.db)
     store.put("stopped-3", {"enabled": False, "reason": "disk swap"})
     try:
         assert {c["hostname"]: c["alive"] for c in _http(service)}["stopped-3"] is False

@@ -105,7 +105,7 @@ def test_a_driver_without_a_store_is_a_config_error() -> None:
 
 
 def test_stop_refreshing_forgets_the_lock() -> None:
-    lock = object()
+    lock: Any = object()
     coordinator = _driver("tooz.drivers.etcd3gw", _acquired_locks={lock})
     backend.stop_refreshing(coordinator, lock)
     assert not coordinator._acquired_locks

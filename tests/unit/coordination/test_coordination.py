@@ -6,7 +6,7 @@ import pathlib
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 from unittest import mock
 
 import kombu.exceptions
@@ -167,7 +167,7 @@ class SlowGroup:
 
 def test_router_reads_the_group_once_while_threads_find_the_view_expired() -> None:
     group = SlowGroup()
-    router = GroupMembers(group, ttl=0, stale_ok=True)
+    router = GroupMembers(cast(Any, group), ttl=0, stale_ok=True)
     assert router.hosts() == ["a", "b"]
     group.hold.set()
     group.members = {b"c"}
@@ -183,7 +183,7 @@ def test_router_reads_the_group_once_while_threads_find_the_view_expired() -> No
 
 def test_sweep_waits_for_a_read_under_way_and_reads_again() -> None:
     group = SlowGroup()
-    sweep = GroupMembers(group, ttl=0)  # never acts on an old view
+    sweep = GroupMembers(cast(Any, group), ttl=0)  # never acts on an old view
     assert sweep.hosts() == ["a", "b"]
     group.hold.set()
     group.members = {b"c"}
@@ -383,7 +383,7 @@ def test_failed_release_is_retried_then_lease_left_to_expire(
     outcomes[:] = [tooz_coordination.ToozConnectionError("gone")] * 10**6
     monkeypatch.setattr(tooz_locks, "RELEASE_RETRY_SECONDS", 0.05)
     monkeypatch.setattr(tooz_locks.time, "sleep", lambda _s: real_sleep(0.01))
-    tooz_locks._retry_release(coordinator, lock, "ironic_inspector.u1")
+    tooz_locks._retry_release(coordinator, cast(Any, lock), "ironic_inspector.u1")
     assert lock not in coordinator._acquired_locks
 
 
@@ -400,7 +400,7 @@ def test_api_routes_by_its_last_view_while_the_backend_is_away(
                 raise coordination.ToozConnectionError("etcd is away")
             return mock.Mock(get=lambda: {b"c-1": {}})
 
-    members = GroupMembers(Group(), ttl=0, stale_ok=True)
+    members = GroupMembers(cast(Any, Group()), ttl=0, stale_ok=True)
     caplog.set_level(logging.INFO, logger="inspector.coordination.members")
     assert members.hosts() == ["c-1"]
     down["now"] = True
@@ -435,7 +435,7 @@ def test_a_stopping_conductor_stays_a_member_and_gets_no_new_work(
     coordinators: Any,
 ) -> None:
     stays = Membership(coordinators("a"), "a", {})
-    stops = Membership(UpdatableFile(coordinators("b")), "b", {})
+    stops = Membership(cast(Any, UpdatableFile(coordinators("b"))), "b", {})
     stays._join()
     stops._join()
     router = GroupMembers(coordinators("api"), ttl=0, stale_ok=True)

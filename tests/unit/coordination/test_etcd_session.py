@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from http import server
 from typing import Any
@@ -36,9 +37,10 @@ class Gateway(server.BaseHTTPRequestHandler):
         self.seen.append((self.command, self.path, json.loads(body) if body else None))
         self.peers.add(self.client_address)
         time.sleep(self.delay)
-        if self.path == "/version":
+        path = urllib.parse.urlsplit(self.path).path  # a proxy gets the URL
+        if path == "/version":
             answer: dict[str, Any] = {"etcdserver": "3.4.30", "etcdcluster": "3.4.0"}
-        elif self.path.endswith("/lease/grant"):
+        elif path.endswith("/lease/grant"):
             answer = {"ID": "7", "TTL": "30"}
         else:
             answer = {"succeeded": True, "header": {"revision": "5"}}
@@ -125,12 +127,18 @@ def test_a_streamed_request_goes_to_the_original_session(gateway: Any) -> None:
     assert answer.json()["succeeded"] is True
 
 
-def test_a_proxy_from_the_environment_keeps_requests(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_proxy_from_the_environment_is_used(
+    gateway: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("http_proxy", "http://proxy.test:3128")
+    # the recording gateway is the proxy: it is sent the whole URL
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{gateway.port}")
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
     made = etcd3gw.client(host="etcd.test", port=2379)
-    assert not etcd_session.install(made)
-    assert isinstance(made.session, requests.Session)
+    assert etcd_session.install(made)
+    assert made.lease(30).id == 7
+    assert [(m, path) for m, path, _ in gateway.seen] == [
+        ("GET", "http://etcd.test:2379/version"),
+        ("POST", "http://etcd.test:2379/v3/lease/grant"),
+    ]
+    assert len(gateway.peers) == 1

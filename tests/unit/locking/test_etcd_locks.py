@@ -3,7 +3,7 @@ tests/integration/test_etcd_locks.py)."""
 
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import requests
@@ -65,7 +65,7 @@ def _cleanup_threads() -> list[threading.Thread]:
 
 def test_a_refused_release_is_retried_until_etcd_answers(fast: None) -> None:
     etcd = FakeEtcd()
-    provider = etcd_locks.EtcdLockProvider(etcd, 30)
+    provider = etcd_locks.EtcdLockProvider(cast(Any, etcd), 30)
     lock = provider.get_lock("u1")
     assert lock.acquire(blocking=False)
     etcd.down = True
@@ -85,7 +85,7 @@ def test_the_retry_ends_when_the_lease_is_gone(fast: None) -> None:
     """etcd away longer than the TTL: the lease, and the lock with it, ran
     out; there is nothing left to release."""
     etcd = FakeEtcd()
-    provider = etcd_locks.EtcdLockProvider(etcd, 30)
+    provider = etcd_locks.EtcdLockProvider(cast(Any, etcd), 30)
     lock = provider.get_lock("u1")
     assert lock.acquire(blocking=False)
     etcd.down = True
@@ -105,7 +105,7 @@ def test_the_retry_ends_when_the_lease_is_gone(fast: None) -> None:
 def _lost_take() -> tuple[FakeEtcd, Any]:
     """A lock whose try etcd wrote but never answered."""
     etcd = FakeEtcd()
-    provider = etcd_locks.EtcdLockProvider(etcd, 30)
+    provider = etcd_locks.EtcdLockProvider(cast(Any, etcd), 30)
     etcd.answer_lost = True
     lock = provider.get_lock("u1")
     with pytest.raises(exceptions.ServiceUnavailable):

@@ -61,8 +61,8 @@ def make_conf(tmp_path: pathlib.Path, **dnsmasq: Any) -> cfg.ConfigOpts:
 
 
 @pytest.fixture
-def running() -> Iterator[list[service.PxeFilter]]:
-    started: list[service.PxeFilter] = []
+def running() -> Iterator[list[service.PxeFilterSync]]:
+    started: list[service.PxeFilterSync] = []
     yield started
     for each in started:
         each.stop()
@@ -82,7 +82,7 @@ def wait_for(predicate: Any, timeout: float = 5) -> float:
 
 
 def test_dnsmasq_starts_after_the_first_sync(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
     seen = tmp_path / "seen-at-start"
     conf = make_conf(
@@ -90,7 +90,7 @@ def test_dnsmasq_starts_after_the_first_sync(
         dnsmasq_start_command=f"ls {tmp_path / 'hosts'} > {seen}",
         dnsmasq_stop_command=f"touch {tmp_path / 'stopped'}",
     )
-    pxe = service.PxeFilter(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     assert sorted(seen.read_text().split()) == sorted([A, B, UNKNOWN_HOSTS_FILE])
@@ -102,12 +102,12 @@ def test_dnsmasq_starts_after_the_first_sync(
 def test_without_ironic_dnsmasq_waits_for_a_complete_sync(
     tmp_path: pathlib.Path,
     truth: Truth,
-    running: list[service.PxeFilter],
+    running: list[service.PxeFilterSync],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     truth.ironic_down = True
     conf = make_conf(tmp_path, dnsmasq_start_command=f"touch {tmp_path / 'up'}")
-    pxe = service.PxeFilter(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False)
     pxe.start()  # the service starts; dnsmasq does not, yet
     running.append(pxe)
     assert not (tmp_path / "up").exists() and not pxe.dnsmasq_started
@@ -124,7 +124,7 @@ def test_a_failing_start_command_names_the_option(
     tmp_path: pathlib.Path, truth: Truth
 ) -> None:
     conf = make_conf(tmp_path, dnsmasq_start_command="echo no dnsmasq here >&2; exit 3")
-    pxe = service.PxeFilter(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False)
     with pytest.raises(exceptions.ConfigError) as caught:
         pxe.start()
     assert str(caught.value) == (
@@ -134,11 +134,11 @@ def test_a_failing_start_command_names_the_option(
 
 
 def test_changes_reach_the_filter_without_a_repair(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
     conf = make_conf(tmp_path)
     conf.set_override("sync_period", 0, group="pxe_filter")  # repairs off
-    pxe = service.PxeFilter(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     listings = truth.listings
@@ -162,9 +162,9 @@ def test_changes_reach_the_filter_without_a_repair(
 
 
 def test_repair_learns_new_and_deleted_ports(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
-    pxe = service.PxeFilter(make_conf(tmp_path), None, truth, report=False)
+    pxe = service.PxeFilterSync(make_conf(tmp_path), None, truth, report=False)
     pxe.start()
     running.append(pxe)
     truth.known = {A, C}  # B's port deleted, C's enrolled
@@ -177,12 +177,12 @@ def test_repair_learns_new_and_deleted_ports(
 def test_fails_closed_when_the_source_of_truth_is_lost(
     tmp_path: pathlib.Path,
     truth: Truth,
-    running: list[service.PxeFilter],
+    running: list[service.PxeFilterSync],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="inspector.pxe_filter.service")
     truth.booting = frozenset({A})
-    pxe = service.PxeFilter(make_conf(tmp_path), None, truth, report=False)
+    pxe = service.PxeFilterSync(make_conf(tmp_path), None, truth, report=False)
     pxe.start()
     running.append(pxe)
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
@@ -205,12 +205,12 @@ def test_fails_closed_when_the_source_of_truth_is_lost(
 
 
 def test_a_short_outage_does_not_close_and_ironic_alone_can(
-    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilter]
+    tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
     conf = make_conf(tmp_path)
     conf.set_override("sync_period", 2, group="pxe_filter")
     truth.booting = frozenset({A})
-    pxe = service.PxeFilter(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False)
     pxe.start()
     running.append(pxe)
     truth.db_down = True
