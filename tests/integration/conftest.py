@@ -9,7 +9,7 @@ import contextlib
 import itertools
 import pathlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, Literal, Protocol
 
 import pytest
@@ -23,6 +23,7 @@ from lab.ironic_server import IronicServer, default_cache_dir
 from lab.machines import Machine
 from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
+from lab.waiting import wait_until
 
 _indexes = itertools.count(1)
 
@@ -106,29 +107,15 @@ class Client:
         return self.http.patch(self.url + path, timeout=30, **kwargs)
 
     def wait_for(self, node: str, *wanted: str, timeout: float = 30) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        body: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            body = self.get(f"/v1/introspection/{node}").json()
-            if body.get("state") in wanted:
-                return body
-            time.sleep(0.05)
-        raise AssertionError(f"{node} never reached {wanted}: {body}")
-
-
-def wait_until(
-    predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1
-) -> float:
-    """Polls ``predicate`` until it is true; the seconds that took.
-
-    :raises AssertionError: naming ``what`` did not happen within ``timeout``.
-    """
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(interval)
-    raise AssertionError(f"{what} within {timeout} s")
+        """The introspection status of ``node`` once its state is one of
+        ``wanted``."""
+        body: dict[str, Any] = wait_until(
+            lambda: self.get(f"/v1/introspection/{node}").json(),
+            timeout,
+            f"{node} to reach {' or '.join(wanted)}",
+            until=lambda body: body.get("state") in wanted,
+        )
+        return body
 
 
 def start(client: Client, uuid: str, query: str = "", *, retry_for: float = 0) -> float:
@@ -136,13 +123,20 @@ def start(client: Client, uuid: str, query: str = "", *, retry_for: float = 0) -
     ``retry_for`` seconds a 503 (no conductor reachable yet, a backend
     restarting) is retried every 0.5 s. The seconds until it was accepted."""
     started = time.monotonic()
-    while True:
+
+    def post() -> tuple[int, str]:
         resp = client.post(f"/v1/introspection/{uuid}{query}")
-        if resp.status_code == 202:
-            return time.monotonic() - started
-        assert resp.status_code == 503, resp.text
-        assert time.monotonic() - started < retry_for, resp.text
-        time.sleep(0.5)
+        assert resp.status_code in (202, 503), resp.text
+        return resp.status_code, resp.text
+
+    wait_until(
+        post,
+        retry_for,
+        f"the API to accept the start of {uuid}",
+        until=lambda answer: answer[0] == 202,
+        interval=0.5,
+    )
+    return time.monotonic() - started
 
 
 def introspect(
@@ -196,15 +190,16 @@ def wait_for_router(
     """
     seen: list[float] = []
 
-    def settled() -> bool:
+    def views() -> list[float]:
         text = client.get("/metrics").text
         seen.append(metric(text, "ironic_inspector_conductors_alive"))
-        return seen[-streak:] == [alive] * streak
+        return seen[-streak:]
 
     wait_until(
-        settled,
+        views,
         timeout,
-        f"the API did not route by {alive} live conductors (its views: {seen})",
+        f"the API to route by {alive} live conductors ({streak} scrapes agreeing)",
+        until=lambda last: last == [alive] * streak,
         interval=0.05,
     )
 

@@ -72,7 +72,7 @@ def test_stock_client_over_https(
             in https_inspector.log_tail(100_000)
         ),
         10,
-        "the API never said where it listens",
+        "the API to say where it listens",
     )
     session = ks_session.Session(verify=str(certs.ca.cert))
     client = ironic_inspector_client.ClientV1(
