@@ -34,6 +34,47 @@ Node = tuple[Machine, str]
 """An enrolled machine and its node UUID, as Lab.machine() returns them."""
 
 
+FIRST = (
+    "test_takeover_race",
+    "test_chaos",
+    "test_service_group",
+    "test_failover",
+    "test_outages",
+)
+"""The longest modules (per cluster shape), handed to workers first."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
+    """Groups for pytest-xdist's ``--dist loadgroup`` (``make integration``).
+
+    A group runs on one worker, in order: one per module, so that a
+    module-scoped server starts once, split per parameter of a module-scoped
+    parametrized fixture (a cluster shape), whose servers start once per
+    parameter anyway. Every worker starts its own session servers (Ironic,
+    PostgreSQL) on ports and in directories of its own. Marked before the
+    other hooks (xdist names the groups in one of them); the longest groups
+    are put first after them, so that the run does not end waiting for one.
+    """
+    for item in items:
+        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        group = module
+        callspec = getattr(item, "callspec", None)
+        fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if callspec is not None:
+            for name in sorted(callspec.params):
+                if name in fixtures and fixtures[name][-1].scope == "module":
+                    group += f"-{name}={callspec.params[name]}"
+        item.add_marker(pytest.mark.xdist_group(group))
+    yield
+
+    def rank(item: pytest.Item) -> int:
+        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        return FIRST.index(module) if module in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: each module's order stays
+
+
 @pytest.fixture(scope="session")
 def ironic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IronicServer]:
     server = IronicServer(default_cache_dir(), tmp_path_factory.mktemp("ironic"))
