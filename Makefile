@@ -49,7 +49,7 @@ functional: venv packages
 
 integration: venv packages
 	$(BIN)/pytest tests/integration -q -p no:cacheprovider --durations=15 \
-		-n $(INTEGRATION_WORKERS) --dist loadgroup
+		-n $(INTEGRATION_WORKERS) --dist loadscope
 
 test: lint unit functional integration
 

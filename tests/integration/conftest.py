@@ -7,10 +7,13 @@ every server listens on 127.0.0.1 on a free port and is stopped at the end.
 
 import contextlib
 import itertools
+import json
 import pathlib
+import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any, Literal, Protocol
+from uuid import uuid4
 
 import pytest
 import requests
@@ -44,35 +47,104 @@ FIRST = (
 """The longest modules (per cluster shape), handed to workers first."""
 
 
+def _groups_files(config: pytest.Config, worker: str = "*") -> list[pathlib.Path]:
+    uid = _worker_input(config).get("testrunuid")
+    uid = uid or config.getoption("testrunuid", None)
+    if not uid:
+        return []
+    return sorted(
+        pathlib.Path(tempfile.gettempdir()).glob(
+            f"inspector-test-groups-{uid}-{worker}"
+        )
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _worker_input(config: pytest.Config) -> dict[str, Any]:
+    """What pytest-xdist tells a worker ({} outside one)."""
+    found: dict[str, Any] = getattr(config, "workerinput", {})
+    return found
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's id, which the workers name their groups' files with."""
+    if not _is_worker(config) and config.getoption("dist", "no") != "no":
+        if not config.getoption("testrunuid", None):
+            config.option.testrunuid = uuid4().hex
+        config.option.loadscopereorder = False  # the order below stays
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not _is_worker(config):
+        for path in _groups_files(config):
+            path.unlink(missing_ok=True)
+
+
 @pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> Iterator[None]:
-    """Groups for pytest-xdist's ``--dist loadgroup`` (``make integration``).
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """Groups for pytest-xdist's ``--dist loadscope`` (``make integration``).
 
     A group runs on one worker, in order: one per module, so that a
     module-scoped server starts once, split per parameter of a module-scoped
     parametrized fixture (a cluster shape), whose servers start once per
     parameter anyway. Every worker starts its own session servers (Ironic,
-    PostgreSQL) on ports and in directories of its own. Marked before the
-    other hooks (xdist names the groups in one of them); the longest groups
-    are put first after them, so that the run does not end waiting for one.
+    PostgreSQL) on ports and in directories of its own. The workers write
+    the groups to a file the scheduler (below) reads: pytest 9 ignores
+    the node id suffix of xdist's own ``xdist_group``. The longest groups
+    go first, so that the run does not end waiting for one of them.
     """
-    for item in items:
-        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-        group = module
-        callspec = getattr(item, "callspec", None)
-        fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        if callspec is not None:
-            for name in sorted(callspec.params):
-                if name in fixtures and fixtures[name][-1].scope == "module":
-                    group += f"-{name}={callspec.params[name]}"
-        item.add_marker(pytest.mark.xdist_group(group))
     yield
 
     def rank(item: pytest.Item) -> int:
-        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
-        return FIRST.index(module) if module in FIRST else len(FIRST)
+        return FIRST.index(_module(item)) if _module(item) in FIRST else len(FIRST)
 
     items.sort(key=rank)  # stable: each module's order stays
+    if _is_worker(config):
+        groups = {}
+        for item in items:
+            group = _module(item)
+            callspec = getattr(item, "callspec", None)
+            info = getattr(item, "_fixtureinfo", None)
+            fixtures = getattr(info, "name2fixturedefs", {})
+            if callspec is not None:
+                for name in sorted(callspec.params):
+                    if name in fixtures and fixtures[name][-1].scope == "module":
+                        group += f"-{name}={callspec.params[name]}"
+            groups[item.nodeid] = group
+        uid = _worker_input(config)["testrunuid"]
+        worker = _worker_input(config)["workerid"]
+        path = pathlib.Path(tempfile.gettempdir()) / (
+            f"inspector-test-groups-{uid}-{worker}"
+        )
+        path.with_suffix(".tmp").write_text(json.dumps(groups))
+        path.with_suffix(".tmp").replace(path)
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` by the groups the workers wrote."""
+    if config.getoption("dist", "no") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                files = _groups_files(config)
+                self.groups = json.loads(files[0].read_text()) if files else {}
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(scope="session")
