@@ -32,15 +32,24 @@ lint: venv
 	$(BIN)/mypy inspector lab tools tests
 	$(BIN)/shellcheck -s bash devstack/plugin.sh devstack/settings tools/*.sh .ci/run
 
+# Test processes per layer (pytest-xdist; 0 runs in one process). Unit and
+# functional tests are CPU-bound: one per core. Integration tests mostly
+# wait on servers and timeouts: more processes than cores, each with its
+# own Ironic and PostgreSQL; a module (a cluster shape) stays on one, the
+# longest first (tests/integration/conftest.py).
+TEST_WORKERS ?= 2
+INTEGRATION_WORKERS ?= 4
+
 # packages: the state diagram's tests run Graphviz's dot
 unit: venv packages
-	$(BIN)/pytest tests/unit tests/tooling -q -p no:cacheprovider
+	$(BIN)/pytest tests/unit tests/tooling -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 functional: venv packages
-	$(BIN)/pytest tests/functional -q -p no:cacheprovider
+	$(BIN)/pytest tests/functional -q -p no:cacheprovider -n $(TEST_WORKERS)
 
 integration: venv packages
-	$(BIN)/pytest tests/integration -q -p no:cacheprovider --durations=15
+	$(BIN)/pytest tests/integration -q -p no:cacheprovider --durations=15 \
+		-n $(INTEGRATION_WORKERS) --dist loadscope
 
 test: lint unit functional integration
 

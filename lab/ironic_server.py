@@ -1,6 +1,7 @@
 """Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback."""
 
 import contextlib
+import fcntl
 import logging
 import os
 import pathlib
@@ -59,6 +60,18 @@ def install_venv(
     marker = venv / ".installed"
     if marker.exists() and marker.read_text().strip() == requirement:
         return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # test processes running side by side (pytest-xdist) install it once
+    with open(venv.parent / f".{venv.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and marker.read_text().strip() == requirement:
+            return venv
+        return _install(venv, marker, requirement, what, duration)
+
+
+def _install(
+    venv: pathlib.Path, marker: pathlib.Path, requirement: str, what: str, duration: str
+) -> pathlib.Path:
     LOG.info("Installing %s into %s (one-time, %s)", what, venv, duration)
     print(
         f"Installing {what} ({requirement}) into {venv} (one-time, {duration})...",

@@ -3,9 +3,10 @@
 import pathlib
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
+
+from lab import waiting
 
 
 def free_port() -> int:
@@ -24,20 +25,30 @@ def wait_for_http(
     """Poll ``url`` until it answers any HTTP status.
 
     ``alive`` may be a subprocess whose early exit ends the wait at once.
+
+    :raises TimeoutError: no answer within ``timeout`` seconds, or ``alive``
+        exited; naming ``log_file``.
     """
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    where = f"; see {log_file}" if log_file else ""
+
+    class Exited(Exception):
+        pass
+
+    def answers() -> bool:
         if alive is not None and alive.poll() is not None:
-            break
+            raise Exited(f"{url} did not answer: its process exited")
         try:
             with urllib.request.urlopen(url, timeout=2):
-                return
+                return True
         except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    where = f"; see {log_file}" if log_file else ""
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f} s{where}")
+            return True
+
+    try:
+        waiting.wait_until(
+            answers, timeout, f"{url} to answer", interval=0.1, ignoring=OSError
+        )
+    except (Exited, waiting.NotInTime) as exc:
+        raise TimeoutError(f"{exc}{where}") from None
 
 
 def terminate(proc: "subprocess.Popen[bytes]", timeout: float = 10) -> None:

@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from oslo_config import cfg
@@ -65,8 +66,11 @@ class PxeFilterSync:
         db: Any,
         baremetal: PortAddresses,
         report: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.conf = conf
+        self._clock = clock
+        """Seconds for the repair schedule and outage lengths (tests fake it)."""
         self.host = str(conf.host)
         self.report = report
         """Report the status to the database (off in unit tests)."""
@@ -143,18 +147,18 @@ class PxeFilterSync:
     # the loops
 
     def _run(self) -> None:
-        next_repair = time.monotonic() + (self.sync_period or float("inf"))
-        next_report = time.monotonic()
+        next_repair = self._clock() + (self.sync_period or float("inf"))
+        next_report = self._clock()
         while not self._stop.wait(WATCH_INTERVAL):
             try:
-                if self.report and time.monotonic() >= next_report:
-                    next_report = time.monotonic() + REPORT_INTERVAL
+                if self.report and self._clock() >= next_report:
+                    next_report = self._clock() + REPORT_INTERVAL
                     if self._report():
                         next_repair = 0.0  # an operator asked for a sync
-                if not self.dnsmasq_started or time.monotonic() >= next_repair:
+                if not self.dnsmasq_started or self._clock() >= next_repair:
                     if self._repair() and not self.dnsmasq_started:
                         self._start_dnsmasq()
-                    next_repair = time.monotonic() + (self.sync_period or float("inf"))
+                    next_repair = self._clock() + (self.sync_period or float("inf"))
                 else:
                     self._watch()
             except exceptions.ConfigError as exc:  # the start command failed
@@ -246,7 +250,7 @@ class PxeFilterSync:
     def _lost(self, source: str, exc: Exception) -> None:
         cause = f"{source}: {exc}"
         self._outage.failed(cause)
-        now = time.monotonic()
+        now = self._clock()
         since = self._failing.setdefault(source, now)
         if self.closed or now - since < max(self.sync_period, WATCH_INTERVAL * 3):
             return

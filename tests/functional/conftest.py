@@ -7,7 +7,6 @@ import pathlib
 import random
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from inspector.conf import opts
 from inspector.db import engine, migration
 from inspector.runtime import Runtime
 from inspector.server import wiring
+from lab.waiting import wait_until
 from tests.functional.fake_ironic import FakeIronic
 
 DATA_FILE = pathlib.Path(__file__).parent.parent / "data" / "ipa-inventory.json"
@@ -85,14 +85,16 @@ class Service:
     def wait_for(
         self, uuid: str, *wanted: str, timeout: float = 30.0
     ) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        body: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            body = self.client.get(f"/v1/introspection/{uuid}").get_json()
-            if body.get("state") in wanted:
-                return body
-            time.sleep(0.02)
-        raise AssertionError(f"node {uuid} never reached {wanted}: {body}")
+        """The introspection status of ``uuid`` once its state is one of
+        ``wanted``."""
+        body: dict[str, Any] = wait_until(
+            lambda: self.client.get(f"/v1/introspection/{uuid}").get_json(),
+            timeout,
+            f"node {uuid} to reach {' or '.join(wanted)}",
+            until=lambda body: body.get("state") in wanted,
+            interval=0.02,
+        )
+        return body
 
 
 @pytest.fixture(scope="session")

@@ -48,6 +48,9 @@ def test_directory_store_layout_and_rebuild(
         == 202
     )
     assert service.wait_for(uuid, states.FINISHED)["state"] == states.FINISHED
+    # the reapply's introspection.json is written once the state says so
+    assert lock.acquire(timeout=10)
+    lock.release()
     status = service.client.get(f"/v1/introspection/{uuid}").get_json()
 
     # the database loses the record: the rebuild brings it back

@@ -10,6 +10,7 @@ import pytest
 from inspector import exceptions, states
 from inspector.db import introspections, models
 from inspector.intake.operator import LOCK_GRACE
+from lab.waiting import wait_until
 from tests.functional.conftest import Service, introspect, random_mac, start
 
 
@@ -320,20 +321,24 @@ def test_reapply(service: Service, node: dict[str, Any], payload: Any) -> None:
     data["inventory"]["cpu"]["count"] = 8
     # "finished" is written before the conductor lets go of the node lock:
     # a request in that window gets 409, which means "retry later"
-    deadline = time.monotonic() + 5
-    while True:
-        resp = service.client.post(
+    resp = wait_until(
+        lambda: service.client.post(
             f"/v1/introspection/{uuid}/data/unprocessed", json=data
-        )
-        if resp.status_code != 409 or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
+        ),
+        5,
+        "the node lock to be let go (an answer other than 409)",
+        until=lambda resp: resp.status_code != 409,
+        interval=0.02,
+    )
     assert resp.status_code == 202, resp.get_json()
     service.wait_for(uuid, states.FINISHED)
-    deadline = time.monotonic() + 5
-    while service.ironic.nodes[uuid]["properties"]["cpus"] != 8:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    wait_until(
+        lambda: service.ironic.nodes[uuid]["properties"]["cpus"],
+        5,
+        "the reapplied CPU count (8) in Ironic",
+        until=lambda cpus: cpus == 8,
+        interval=0.02,
+    )
 
 
 def test_reapply_waiting_is_invalid(service: Service, node: dict[str, Any]) -> None:

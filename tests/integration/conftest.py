@@ -7,10 +7,13 @@ every server listens on 127.0.0.1 on a free port and is stopped at the end.
 
 import contextlib
 import itertools
+import json
 import pathlib
+import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any, Literal, Protocol
+from uuid import uuid4
 
 import pytest
 import requests
@@ -23,6 +26,7 @@ from lab.ironic_server import IronicServer, default_cache_dir
 from lab.machines import Machine
 from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
+from lab.waiting import wait_until
 
 _indexes = itertools.count(1)
 
@@ -31,6 +35,116 @@ MEMBERSHIP_TIMEOUT = 3
 
 Node = tuple[Machine, str]
 """An enrolled machine and its node UUID, as Lab.machine() returns them."""
+
+
+FIRST = (
+    "test_takeover_race",
+    "test_chaos",
+    "test_service_group",
+    "test_failover",
+    "test_outages",
+)
+"""The longest modules (per cluster shape), handed to workers first."""
+
+
+def _groups_files(config: pytest.Config, worker: str = "*") -> list[pathlib.Path]:
+    uid = _worker_input(config).get("testrunuid")
+    uid = uid or config.getoption("testrunuid", None)
+    if not uid:
+        return []
+    return sorted(
+        pathlib.Path(tempfile.gettempdir()).glob(
+            f"inspector-test-groups-{uid}-{worker}"
+        )
+    )
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _worker_input(config: pytest.Config) -> dict[str, Any]:
+    """What pytest-xdist tells a worker ({} outside one)."""
+    found: dict[str, Any] = getattr(config, "workerinput", {})
+    return found
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's id, which the workers name their groups' files with."""
+    if not _is_worker(config) and config.getoption("dist", "no") != "no":
+        if not config.getoption("testrunuid", None):
+            config.option.testrunuid = uuid4().hex
+        config.option.loadscopereorder = False  # the order below stays
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not _is_worker(config):
+        for path in _groups_files(config):
+            path.unlink(missing_ok=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """Groups for pytest-xdist's ``--dist loadscope`` (``make integration``).
+
+    A group runs on one worker, in order: one per module, so that a
+    module-scoped server starts once, split per parameter of a module-scoped
+    parametrized fixture (a cluster shape), whose servers start once per
+    parameter anyway. Every worker starts its own session servers (Ironic,
+    PostgreSQL) on ports and in directories of its own. The workers write
+    the groups to a file the scheduler (below) reads: pytest 9 ignores
+    the node id suffix of xdist's own ``xdist_group``. The longest groups
+    go first, so that the run does not end waiting for one of them.
+    """
+    yield
+
+    def rank(item: pytest.Item) -> int:
+        return FIRST.index(_module(item)) if _module(item) in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: each module's order stays
+    if _is_worker(config):
+        groups = {}
+        for item in items:
+            group = _module(item)
+            callspec = getattr(item, "callspec", None)
+            info = getattr(item, "_fixtureinfo", None)
+            fixtures = getattr(info, "name2fixturedefs", {})
+            if callspec is not None:
+                for name in sorted(callspec.params):
+                    if name in fixtures and fixtures[name][-1].scope == "module":
+                        group += f"-{name}={callspec.params[name]}"
+            groups[item.nodeid] = group
+        uid = _worker_input(config)["testrunuid"]
+        worker = _worker_input(config)["workerid"]
+        path = pathlib.Path(tempfile.gettempdir()) / (
+            f"inspector-test-groups-{uid}-{worker}"
+        )
+        path.with_suffix(".tmp").write_text(json.dumps(groups))
+        path.with_suffix(".tmp").replace(path)
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` by the groups the workers wrote."""
+    if config.getoption("dist", "no") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                files = _groups_files(config)
+                self.groups = json.loads(files[0].read_text()) if files else {}
+            return self.groups.get(nodeid) or super()._split_scope(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(scope="session")
@@ -106,29 +220,15 @@ class Client:
         return self.http.patch(self.url + path, timeout=30, **kwargs)
 
     def wait_for(self, node: str, *wanted: str, timeout: float = 30) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        body: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            body = self.get(f"/v1/introspection/{node}").json()
-            if body.get("state") in wanted:
-                return body
-            time.sleep(0.05)
-        raise AssertionError(f"{node} never reached {wanted}: {body}")
-
-
-def wait_until(
-    predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1
-) -> float:
-    """Polls ``predicate`` until it is true; the seconds that took.
-
-    :raises AssertionError: naming ``what`` did not happen within ``timeout``.
-    """
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if predicate():
-            return time.monotonic() - started
-        time.sleep(interval)
-    raise AssertionError(f"{what} within {timeout} s")
+        """The introspection status of ``node`` once its state is one of
+        ``wanted``."""
+        body: dict[str, Any] = wait_until(
+            lambda: self.get(f"/v1/introspection/{node}").json(),
+            timeout,
+            f"{node} to reach {' or '.join(wanted)}",
+            until=lambda body: body.get("state") in wanted,
+        )
+        return body
 
 
 def start(client: Client, uuid: str, query: str = "", *, retry_for: float = 0) -> float:
@@ -136,13 +236,20 @@ def start(client: Client, uuid: str, query: str = "", *, retry_for: float = 0) -
     ``retry_for`` seconds a 503 (no conductor reachable yet, a backend
     restarting) is retried every 0.5 s. The seconds until it was accepted."""
     started = time.monotonic()
-    while True:
+
+    def post() -> tuple[int, str]:
         resp = client.post(f"/v1/introspection/{uuid}{query}")
-        if resp.status_code == 202:
-            return time.monotonic() - started
-        assert resp.status_code == 503, resp.text
-        assert time.monotonic() - started < retry_for, resp.text
-        time.sleep(0.5)
+        assert resp.status_code in (202, 503), resp.text
+        return resp.status_code, resp.text
+
+    wait_until(
+        post,
+        retry_for,
+        f"the API to accept the start of {uuid}",
+        until=lambda answer: answer[0] == 202,
+        interval=0.5,
+    )
+    return time.monotonic() - started
 
 
 def introspect(
@@ -196,15 +303,16 @@ def wait_for_router(
     """
     seen: list[float] = []
 
-    def settled() -> bool:
+    def views() -> list[float]:
         text = client.get("/metrics").text
         seen.append(metric(text, "ironic_inspector_conductors_alive"))
-        return seen[-streak:] == [alive] * streak
+        return seen[-streak:]
 
     wait_until(
-        settled,
+        views,
         timeout,
-        f"the API did not route by {alive} live conductors (its views: {seen})",
+        f"the API to route by {alive} live conductors ({streak} scrapes agreeing)",
+        until=lambda last: last == [alive] * streak,
         interval=0.05,
     )
 

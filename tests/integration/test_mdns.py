@@ -16,7 +16,6 @@ No Ironic is needed: publishing and the API root do not call it.
 import json
 import pathlib
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -26,6 +25,7 @@ from lab import netns
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import default_cache_dir
 from lab.real_agent import RealAgent
+from lab.waiting import wait_until
 
 CLIENT = """
 import json, sys, urllib.request
@@ -76,12 +76,13 @@ def _lookup(link: netns.Link, python: pathlib.Path, attempts: int) -> dict[str, 
 
 
 def _wait_for_log(server: InspectorServer, text: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in server.log_tail(100000):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} not logged:\n{server.log_tail()}")
+    wait_until(
+        lambda: server.log_tail(100000),
+        timeout,
+        f"{text!r} in the log",
+        until=lambda log: text in log,
+        interval=0.1,
+    )
 
 
 def test_agent_finds_the_service_by_mdns(

@@ -229,7 +229,7 @@ def test_outages_lose_nothing(shape: Shape, lab: Lab) -> None:
         leader.stop()
         leader.start(dbsync=False)
         wait_until(
-            lambda: epochs.seen[-1] > before, 30, "no new leader term after a restart"
+            lambda: epochs.seen[-1] > before, 30, "a new leader term after the restart"
         )
     print(f"leader epochs seen: {epochs.seen}")
     assert epochs.seen == sorted(epochs.seen), epochs.seen

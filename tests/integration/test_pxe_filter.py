@@ -18,6 +18,7 @@ from lab.dhcp import DhcpSegment, Server
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.split_cluster import SplitCluster
+from lab.waiting import wait_until
 from tests.integration.conftest import (
     Client,
     Lab,
@@ -88,9 +89,13 @@ def settle(server: Server, mac: str, allowed: bool, timeout: float = 10) -> floa
     """Waits for the filter's entry of ``mac``; the seconds it took."""
     wanted = mac if allowed else f"{mac},ignore"
     started = time.monotonic()
-    while says(server, mac) != wanted:
-        assert time.monotonic() - started < timeout, (mac, says(server, mac))
-        time.sleep(0.02)
+    wait_until(
+        lambda: says(server, mac),
+        timeout,
+        f"{server.name}'s entry {wanted!r}",
+        until=wanted.__eq__,
+        interval=0.02,
+    )
     return time.monotonic() - started
 
 
@@ -248,9 +253,12 @@ def _split_scenario(
     for machine, uuid in nodes[3:]:
         started = time.monotonic()
         start(client, uuid)
-        while not both_allow(servers, machine.pxe_mac):
-            assert time.monotonic() - started < 10
-            time.sleep(0.01)
+        wait_until(
+            lambda: both_allow(servers, machine.pxe_mac),  # noqa: B023
+            10,
+            f"both agents to allow {machine.pxe_mac}",
+            interval=0.01,
+        )
         took.append(time.monotonic() - started)
         client.post(f"/v1/introspection/{uuid}/abort")
     took.sort()
@@ -261,8 +269,12 @@ def _split_scenario(
     assert took[-1] < 2.0
 
     start(client, first_uuid)
-    while not both_allow(servers, first.pxe_mac):
-        time.sleep(0.01)
+    wait_until(
+        lambda: both_allow(servers, first.pxe_mac),
+        10,
+        f"both agents to allow {first.pxe_mac}",
+        interval=0.01,
+    )
     answered(segment, first.pxe_mac)
     refused(segment, second.pxe_mac)  # known, not introspected
     client.wait_for(first_uuid, "waiting")
@@ -296,10 +308,9 @@ def _split_scenario(
         views = client.get("/v1/pxe-filters", headers=V121).json()["pxe_filters"]
         return not {v["host"]: v for v in views}["pxe-agent-1"]["healthy"]
 
-    deadline = time.monotonic() + 20
-    while not agent_one_unhealthy():
-        assert time.monotonic() < deadline, "a dead agent still looks healthy"
-        time.sleep(0.5)
+    wait_until(
+        agent_one_unhealthy, 20, "the dead agent to look unhealthy", interval=0.5
+    )
 
 
 def _in_pool(address: str, server: Server) -> bool:

@@ -16,7 +16,6 @@ import pathlib
 import platform
 import subprocess
 import tarfile
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer, default_cache_dir
 from lab.real_agent import MIN_ROOT_DISK, AgentRun, AgentUnavailable, RealAgent
 from lab.real_agent import nic_macs as machine_nics
+from lab.waiting import wait_until
 from tests.integration.conftest import Client, start, start_inspector
 
 GiB = 1024**3
@@ -145,12 +145,13 @@ def node(ironic_api: IronicAPI, boot_nic: tuple[str, str]) -> Iterator[str]:
 
 
 def _wait_manageable(api: IronicAPI, uuid: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if api.node(uuid)["provision_state"] == "manageable":
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"{uuid} did not become manageable: {api.node(uuid)}")
+    wait_until(
+        lambda: api.node(uuid),
+        60,
+        f"{uuid} to become manageable",
+        until=lambda node: node["provision_state"] == "manageable",
+        interval=0.1,
+    )
 
 
 def run_agent(
@@ -268,15 +269,15 @@ def test_real_agent_inspects_this_machine(
     finished_at = status["finished_at"]
     resp = client.post(f"/v1/introspection/{node}/data/unprocessed")
     assert resp.status_code == 202, resp.text
-    deadline = time.monotonic() + 30
-    while True:
-        again = client.get(f"/v1/introspection/{node}").json()
-        if again["state"] in ("finished", "error") and (
-            again["finished_at"] != finished_at
-        ):
-            break
-        assert time.monotonic() < deadline, again
-        time.sleep(0.05)
+    again = wait_until(
+        lambda: client.get(f"/v1/introspection/{node}").json(),
+        30,
+        f"{node} to end its reapply",
+        until=lambda body: (
+            body["state"] in ("finished", "error")
+            and body["finished_at"] != finished_at
+        ),
+    )
     assert again["state"] == "finished", (again, server.log_tail())
     assert check_against_machine(ironic_api, client, node, mac, add_ports) == props
 

@@ -6,7 +6,6 @@ on JSON-RPC (the standalone shape: functional tests)."""
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,14 +100,15 @@ def agree(
 ) -> dict[str, Any]:
     """HTTP and CLI show the same conductors; with ``until``, once the view
     satisfies it (a death shows after the membership timeout)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        http, cli = http_view(client), cli_view(cluster)
-        settled = until is None or until(http)
-        if (http == cli and settled) or time.monotonic() > deadline:
-            assert http == cli
-            return http
-        time.sleep(0.5)
+    http, _cli = wait_until(
+        lambda: (http_view(client), cli_view(cluster)),
+        timeout,
+        "the HTTP and CLI views to agree"
+        + (" and satisfy the condition" if until else ""),
+        until=lambda views: views[0] == views[1] and (until is None or until(views[0])),
+        interval=0.5,
+    )
+    return http
 
 
 def routable(view: dict[str, Any]) -> set[str]:
@@ -123,26 +123,39 @@ def routes_around(
     in a row do."""
     seen: list[set[str]] = []
 
-    def settled() -> bool:
+    def probes() -> list[set[str]]:
         seen.append(routed(client, lab, cluster, 2))
-        return all(probe <= hosts for probe in seen[-2:]) and len(seen) >= 2
+        return seen[-2:]
 
-    wait_until(settled, 30, f"work still went outside {hosts}: {seen}", interval=0)
+    wait_until(
+        probes,
+        30,
+        f"two probes in a row to route only to {sorted(hosts)}",
+        until=lambda last: len(last) == 2 and all(probe <= hosts for probe in last),
+        interval=0,
+    )
 
 
 def refused_start(client: Client, lab: Lab, timeout: float = 10) -> Any:
     """Starts new introspections until the API refuses one (while its member
     cache is behind, one may still be accepted); the refusal."""
-    deadline = time.monotonic() + timeout
     accepted: list[str] = []
-    while True:
+
+    def start_one() -> tuple[Any, list[str]]:
         _machine, uuid = lab.machine()
         resp = client.post(f"/v1/introspection/{uuid}")
-        if resp.status_code != 202:
-            return resp
-        accepted.append(uuid)
-        assert time.monotonic() < deadline, f"the API kept accepting work: {accepted}"
-        time.sleep(0.1)
+        if resp.status_code == 202:
+            accepted.append(uuid)
+        return resp, list(accepted)
+
+    refused, _accepted = wait_until(
+        start_one,
+        timeout,
+        "the API to refuse a start (last seen: the answer, the starts accepted)",
+        until=lambda answer: answer[0].status_code != 202,
+        interval=0.1,
+    )
+    return refused
 
 
 def test_views_and_routing_agree(cluster: SplitCluster, lab: Lab) -> None:

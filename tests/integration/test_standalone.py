@@ -2,7 +2,6 @@
 
 import pathlib
 import signal
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +10,7 @@ from lab.enroll import IronicAPI
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.postgres_server import PostgresServer
+from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
@@ -40,12 +40,12 @@ def client(inspector: InspectorServer) -> Client:
 
 
 def wait_power(api: IronicAPI, uuid: str, state: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if api.node(uuid)["power_state"] == state:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"node {uuid} never reached power state {state}")
+    wait_until(
+        lambda: api.node(uuid)["power_state"],
+        timeout,
+        f"node {uuid} to reach power state {state}",
+        until=state.__eq__,
+    )
 
 
 def test_happy_path_writes_ironic(client: Client, lab: Lab) -> None:
@@ -221,10 +221,13 @@ def test_store_data_none(short_lived: InspectorServer, lab: Lab) -> None:
 
 
 def _wait_log(server: InspectorServer, text: str) -> None:
-    deadline = time.monotonic() + 10
-    while text not in server.log_tail(50000):
-        assert time.monotonic() < deadline, server.log_tail()
-        time.sleep(0.1)
+    wait_until(
+        lambda: server.log_tail(50000),
+        10,
+        f"{text!r} in the log",
+        until=lambda log: text in log,
+        interval=0.1,
+    )
 
 
 def test_sigterm_stops_cleanly_and_sighup_reloads(

@@ -6,7 +6,6 @@ nodes by name and reads fields added in later versions. Everything it does
 must work unchanged.
 """
 
-import time
 from collections.abc import Iterator
 
 import ironic_inspector_client
@@ -15,6 +14,7 @@ import pytest
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
 from lab.ramdisk import post_continue
+from lab.waiting import wait_until
 from tests.integration.conftest import Lab, start_inspector
 
 
@@ -71,10 +71,12 @@ def test_abort_and_no_manage_boot(
 ) -> None:
     machine, uuid = lab.machine()
     client.introspect(machine.name, manage_boot=False)
-    deadline = time.monotonic() + 30
-    while client.get_status(uuid)["state"] != "waiting":
-        assert time.monotonic() < deadline, client.get_status(uuid)
-        time.sleep(0.05)
+    wait_until(
+        lambda: client.get_status(uuid),
+        30,
+        f"{uuid} to wait for its ramdisk",
+        until=lambda status: status["state"] == "waiting",
+    )
     client.abort(machine.name)
     status = client.wait_for_finish([uuid], retry_interval=0.2)[uuid]
     assert status["state"] == "error"

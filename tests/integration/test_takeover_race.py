@@ -180,7 +180,7 @@ def test_kill_in_a_burst_loses_nothing(
 
     with concurrent.futures.ThreadPoolExecutor(COUNT) as ramdisks:
         posts = list(ramdisks.map(ramdisk, nodes))
-        wait_until(all_ended, RESOLVE_WITHIN + 30, "not every node ended", 0.05)
+        wait_until(all_ended, RESOLVE_WITHIN + 30, "every node to end", interval=0.05)
     assert all(status == 200 for status, _body in posts), posts
     taken = _resumed(running, uuids)
     name = "-".join((running.rpc_transport, running.api_server))
@@ -235,11 +235,15 @@ def test_killed_at_a_step_boundary(
             client.wait_for(uuid, "waiting", timeout=30)
             status, body, _tries, _took = post_continue(running.url, machine.payload())
             assert status == 200, body
-        wait_until(fired.exists, 30, f"no conductor reached {boundary}", 0.02)
+        wait_until(fired.exists, 30, f"a conductor to reach {boundary}", interval=0.02)
     finally:
         arming.unlink(missing_ok=True)
     killed_at = time.monotonic()
-    wait_until(lambda: any(c.exited for c in running.conductors if c.pid), 10, "exit")
+    wait_until(
+        lambda: any(c.exited for c in running.conductors if c.pid),
+        10,
+        "the conductor to exit",
+    )
     dead = [c for c in running.conductors if c.pid and c.exited]
     assert len(dead) == 1, [c.host for c in dead]
     assert f"at {boundary} of node {uuid}" in dead[0].log_tail(10**6)

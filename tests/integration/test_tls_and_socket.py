@@ -72,7 +72,7 @@ def test_stock_client_over_https(
             in https_inspector.log_tail(100_000)
         ),
         10,
-        "the API never said where it listens",
+        "the API to say where it listens",
     )
     session = ks_session.Session(verify=str(certs.ca.cert))
     client = ironic_inspector_client.ClientV1(
@@ -188,12 +188,20 @@ def test_unix_socket_behind_a_front_end(
         },
     )
     try:
+        # the socket accepts connections from before its mode is set and
+        # the line written
+        log = wait_until(
+            lambda: server.log_tail(100_000),
+            10,
+            "the API to say where it listens",
+            until=lambda log: (
+                f"API listening on http on Unix socket {sock} (mode 0660)" in log
+            ),
+        )
         info = os.stat(sock)
         assert stat.S_ISSOCK(info.st_mode)
         assert stat.S_IMODE(info.st_mode) == 0o660
-        log = server.log_tail(100_000)
         assert f"Replacing the stale socket {sock}" in log
-        assert f"API listening on http on Unix socket {sock} (mode 0660)" in log
         # nothing listens on the TCP port any more
         with pytest.raises(requests.ConnectionError):
             requests.get(server.url + "/", timeout=5)

@@ -13,23 +13,29 @@ import pytest
 
 from inspector import bootstrap
 
-# The child starts a worker thread, then waits in wait_for_stop; the worker
-# sends itself the signals named on the command line, as the kernel does
-# when it picks a thread other than the main one for a process signal.
+# The child starts a worker thread, then waits in wait_for_stop; once the
+# main thread handles the signals, the worker sends itself those named on
+# the command line, as the kernel does when it picks a thread other than
+# the main one for a process signal.
 CHILD = textwrap.dedent(
     """
     import logging, signal, sys, threading, time
     from inspector import bootstrap
     bootstrap.select_threading_backend()
     from oslo_config import cfg
+    from lab.waiting import wait_until
     logging.basicConfig(level=logging.INFO)
+    HANDLED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
     def worker():
-        time.sleep(0.3)
+        wait_until(
+            lambda: all(signal.getsignal(s) is process._ignore for s in HANDLED),
+            10,
+            "the main thread to handle the signals",
+            interval=0.01,
+        )
         for name in sys.argv[2:]:
             signal.pthread_kill(threading.get_ident(), getattr(signal, name))
-            time.sleep(0.3)
-        time.sleep(60)
 
     conf = cfg.ConfigOpts()
     bootstrap.parse_config(["--config-file", sys.argv[1]], conf)
@@ -46,6 +52,7 @@ def _run(tmp_path: pathlib.Path, *signals: str) -> subprocess.CompletedProcess[s
     config.write_text("[DEFAULT]\ntimeout = 600\n[pxe_filter]\ndriver = noop\n")
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(config), *signals],
+        cwd=pathlib.Path(__file__).parents[3],  # where lab/ is
         capture_output=True,
         text=True,
         timeout=30,

@@ -5,13 +5,13 @@ as the request went out, and proxies from the environment."""
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from inspector import keepalive
+from lab.waiting import wait_until
 
 JSON = b'{"ok": true}'
 ANSWERS: dict[str, tuple[bytes, bool]] = {
@@ -70,6 +70,8 @@ class Scripted:
         self.port = self.listener.getsockname()[1]
         self.requests: list[tuple[int, bytes, bytes]] = []
         self.connections = 0
+        self.closed = 0
+        """Connections it closed."""
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -81,8 +83,12 @@ class Scripted:
             self.connections += 1
             number = self.connections
             threading.Thread(
-                target=self._serve, args=(conn, number), daemon=True
+                target=self._serve_then_count, args=(conn, number), daemon=True
             ).start()
+
+    def _serve_then_count(self, conn: socket.socket, number: int) -> None:
+        self._serve(conn, number)
+        self.closed += 1
 
     def _serve(self, conn: socket.socket, number: int) -> None:
         reader = conn.makefile("rb")
@@ -218,7 +224,7 @@ def test_a_connection_the_server_closed_while_idle_is_replaced(
 ) -> None:
     # the server closes after a kept-alive answer, as on its idle timeout
     assert _get(pool, "/length-then-gone").content == JSON
-    time.sleep(0.1)
+    wait_until(lambda: server.closed, 5, "the server to close the connection")
     assert _get(pool, "/length").content == JSON
     assert server.connections == 2
     assert [number for number, _, _ in server.requests] == [1, 2]

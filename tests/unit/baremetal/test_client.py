@@ -3,7 +3,6 @@ keystoneauth adapter is faked; answers are shaped as Ironic 39 sends them)."""
 
 import json
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.baremetal.client import NODE_FIELDS, BaremetalClient
 from inspector.conf import opts
+from lab.waiting import wait_until
 
 BASE = "http://ironic.test:6385"
 
@@ -86,20 +86,42 @@ NODE: dict[str, Any] = {
 OK_NODE = Answer(200, NODE)
 
 
+class Arrivals:
+    """A lock that counts the callers that came to it."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self._guard = threading.Lock()
+        self.count = 0
+
+    def __enter__(self) -> None:
+        with self._guard:
+            self.count += 1
+        self._lock.acquire()
+
+    def __exit__(self, *_exc: object) -> None:
+        self._lock.release()
+
+
 def test_endpoint_looked_up_once_for_many_threads() -> None:
     """Finding the endpoint may read Keystone's catalog: once only."""
     made = []
+    read = threading.Event()
 
     class SlowAdapter(FakeAdapter):
         def get_endpoint(self) -> str:
             made.append(1)
-            time.sleep(0.05)  # a catalog read takes a while: threads pile in
+            assert read.wait(10)  # a catalog read takes a while: threads pile in
             return BASE
 
     client = make_client(SlowAdapter(*[OK_NODE] * 8))
+    arrivals = Arrivals(client._lock)
+    client._lock = arrivals  # type: ignore[assignment]
     threads = [threading.Thread(target=client.get_node, args=("n1",)) for _ in range(8)]
     for thread in threads:
         thread.start()
+    wait_until(lambda: arrivals.count, 10, "8 threads at the lock", until=(8).__eq__)
+    read.set()
     for thread in threads:
         thread.join()
     assert made == [1]

@@ -6,7 +6,6 @@ import json
 import pathlib
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from http import server
 from typing import Any
@@ -19,6 +18,7 @@ from inspector import exceptions
 from inspector.baremetal import direct
 from inspector.baremetal.client import BaremetalClient
 from inspector.conf import opts
+from lab.waiting import wait_until
 from tests.unit.net import certs as certs_mod
 
 NODE = {"uuid": "u1", "name": "n1", "provision_state": "manageable"}
@@ -64,6 +64,16 @@ class Recorder(server.BaseHTTPRequestHandler):
     do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = _answer  # noqa: N815
 
 
+class Server(server.ThreadingHTTPServer):
+    """Counts the connections it closed."""
+
+    closed = 0
+
+    def shutdown_request(self, request: Any) -> None:
+        super().shutdown_request(request)
+        self.closed += 1
+
+
 class Ironic:
     """A recording HTTP server on 127.0.0.1 (TLS when given a context)."""
 
@@ -72,12 +82,15 @@ class Ironic:
             "Handler", (Recorder,), {"seen": [], "peers": set(), "script": []}
         )
         self.handler: Any = handler
-        self.httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = Server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         if tls is not None:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
         self.thread.start()
 
     def url(self, scheme: str = "http") -> str:
@@ -140,7 +153,7 @@ def test_a_connection_closed_while_idle_is_replaced(ironic: Ironic) -> None:
     url = ironic.url() + "/v1/nodes/u1"
     ironic.handler.script.append((200, NODE, {"drop": "1"}))
     assert transport.request(url, "GET").status_code == 200
-    time.sleep(0.1)  # the server's close reaches us
+    wait_until(lambda: ironic.httpd.closed, 5, "the server to close the connection")
     # no retry of the client's: the transport itself opens a new connection
     assert transport.request(url, "GET").status_code == 200
     assert len(ironic.handler.seen) == 2

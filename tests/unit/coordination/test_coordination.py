@@ -23,6 +23,15 @@ from inspector.coordination.members import FixedConductor, GroupMembers
 from inspector.locking.tooz_locks import ToozLockProvider
 
 
+@pytest.fixture(autouse=True)
+def quick_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A coordinator's stop joins its executor's threads, which notice the
+    shutdown only when their idle wait for work ends (futurist: 1 s each)."""
+    from futurist import _thread
+
+    monkeypatch.setattr(_thread.ThreadWorker, "MAX_IDLE_FOR", 0.05)
+
+
 @pytest.fixture
 def url(tmp_path: pathlib.Path) -> str:
     return f"file://{tmp_path}/coordination"
@@ -181,6 +190,23 @@ def test_router_reads_the_group_once_while_threads_find_the_view_expired() -> No
     assert group.reads == 2
 
 
+class WatchedLock:
+    """A lock that says when a caller begins to wait for it."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
+        self.waiting = threading.Event()
+
+    def acquire(self, blocking: bool = True) -> bool:
+        if blocking and not self._lock.acquire(blocking=False):
+            self.waiting.set()
+            return bool(self._lock.acquire())
+        return bool(self._lock.acquire(blocking=blocking))
+
+    def release(self) -> None:
+        self._lock.release()
+
+
 def test_sweep_waits_for_a_read_under_way_and_reads_again() -> None:
     group = SlowGroup()
     sweep = GroupMembers(cast(Any, group), ttl=0)  # never acts on an old view
@@ -190,9 +216,11 @@ def test_sweep_waits_for_a_read_under_way_and_reads_again() -> None:
     pool = concurrent.futures.ThreadPoolExecutor(2)
     first = pool.submit(sweep.hosts)
     assert group.reading.wait(10)
+    watched = WatchedLock(sweep._reading)  # the first holds it
+    sweep._reading = watched  # type: ignore[assignment]
     second = pool.submit(sweep.hosts)
-    time.sleep(0.1)
-    assert not second.done()  # waits rather than answer the old view
+    assert watched.waiting.wait(10)  # the second waits for the read...
+    assert not second.done()  # ...rather than answer the old view
     group.hold.clear()
     group.let_go.set()
     assert first.result(10) == ["c"] and second.result(10) == ["c"]

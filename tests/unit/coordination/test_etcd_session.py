@@ -6,7 +6,6 @@ etcd3gw raised them before."""
 import json
 import socket
 import threading
-import time
 import urllib.parse
 from collections.abc import Iterator
 from http import server
@@ -26,7 +25,9 @@ class Gateway(server.BaseHTTPRequestHandler):
     seen: list[tuple[str, str, Any]]
     peers: set[tuple[str, int]]
     status = 200
-    delay = 0.0
+    hang = False
+    """Answer nothing until the test ends (``let_go``)."""
+    let_go: threading.Event
 
     def log_message(self, *_args: Any) -> None:
         return
@@ -36,7 +37,8 @@ class Gateway(server.BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         self.seen.append((self.command, self.path, json.loads(body) if body else None))
         self.peers.add(self.client_address)
-        time.sleep(self.delay)
+        if self.hang:
+            self.let_go.wait(10)
         path = urllib.parse.urlsplit(self.path).path  # a proxy gets the URL
         if path == "/version":
             answer: dict[str, Any] = {"etcdserver": "3.4.30", "etcdcluster": "3.4.0"}
@@ -56,13 +58,21 @@ class Gateway(server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def gateway() -> Iterator[Any]:
-    handler: Any = type("Handler", (Gateway,), {"seen": [], "peers": set()})
+    handler: Any = type(
+        "Handler",
+        (Gateway,),
+        {"seen": [], "peers": set(), "let_go": threading.Event()},
+    )
     httpd = server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
     thread.start()
     handler.port = httpd.server_address[1]
     yield handler
+    handler.let_go.set()
     httpd.shutdown()
     httpd.server_close()
 
@@ -103,7 +113,7 @@ def test_errors_are_raised_as_etcd3gw_raised_them(gateway: Any) -> None:
     with pytest.raises(etcd_exceptions.InternalServerError):
         etcd.lease(30)
     gateway.status = 200
-    gateway.delay = 1.5
+    gateway.hang = True
     with pytest.raises(etcd_exceptions.ConnectionTimeoutError):
         etcd.lease(30)
 

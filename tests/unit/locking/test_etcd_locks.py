@@ -2,7 +2,6 @@
 tests/integration/test_etcd_locks.py)."""
 
 import threading
-import time
 from typing import Any, cast
 
 import pytest
@@ -10,6 +9,7 @@ import requests
 
 from inspector import exceptions
 from inspector.locking import etcd_locks
+from lab.waiting import wait_until
 
 
 class FakeEtcd:
@@ -21,6 +21,8 @@ class FakeEtcd:
         """Write, then fail as if etcd stopped before answering."""
         self.keys: dict[str, str] = {}
         self.released = threading.Event()
+        self.refused = 0
+        """Requests refused while ``down``."""
 
     def get_url(self, path: str) -> str:
         return path
@@ -32,6 +34,7 @@ class FakeEtcd:
         import json as json_module
 
         if self.down:
+            self.refused += 1
             raise requests.ConnectionError("etcd is restarting")
         if url != "/kv/txn":
             return {"result": {"TTL": 30}}
@@ -73,7 +76,8 @@ def test_a_refused_release_is_retried_until_etcd_answers(fast: None) -> None:
         provider.get_lock("u2").acquire(blocking=False)
     lock.release()  # refused: retried in the background
     assert not lock.is_locked() and etcd.keys
-    time.sleep(0.05)
+    refused = etcd.refused
+    wait_until(lambda: etcd.refused, 5, "a retry", until=lambda n: n > refused)
     assert etcd.keys  # still down
     etcd.down = False
     assert etcd.released.wait(5)
@@ -90,11 +94,7 @@ def test_the_retry_ends_when_the_lease_is_gone(fast: None) -> None:
     assert lock.acquire(blocking=False)
     etcd.down = True
     lock.release()
-    deadline = time.monotonic() + 5
-    while not _cleanup_threads() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    retrying = _cleanup_threads()
-    assert retrying
+    retrying = wait_until(_cleanup_threads, 5, "the lock-cleanup thread")
     provider.lease.lost(7)
     assert provider.lease.current()[1] == 2  # a new lease, etcd still away
     retrying[0].join(5)

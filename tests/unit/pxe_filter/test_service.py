@@ -2,7 +2,6 @@
 
 import logging
 import pathlib
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +12,7 @@ from inspector import exceptions
 from inspector.conf import opts
 from inspector.pxe_filter import service
 from inspector.pxe_filter.dnsmasq import UNKNOWN_HOSTS_FILE
+from lab.waiting import wait_until
 
 A, B, C = (f"52:54:00:00:00:0{n}" for n in range(1, 4))
 
@@ -26,6 +26,7 @@ class Truth:
         self.db_down = False
         self.ironic_down = False
         self.listings = 0
+        self.reads = 0
 
     def list_port_addresses(self) -> set[str]:
         self.listings += 1
@@ -34,6 +35,7 @@ class Truth:
         return set(self.known)
 
     def read(self, _db: Any) -> tuple[frozenset[str], bool]:
+        self.reads += 1
         if self.db_down:
             raise exceptions.DatabaseUnavailable(reason="gone")
         return self.booting, bool(self.booting)
@@ -73,14 +75,6 @@ def entry(tmp_path: pathlib.Path, name: str) -> str | None:
     return path.read_text().strip() if path.exists() else None
 
 
-def wait_for(predicate: Any, timeout: float = 5) -> float:
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout, "not within the time"
-        time.sleep(0.01)
-    return time.monotonic() - started
-
-
 def test_dnsmasq_starts_after_the_first_sync(
     tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
@@ -116,7 +110,7 @@ def test_without_ironic_dnsmasq_waits_for_a_complete_sync(
         "it does (dnsmasq_start_command)"
     ) in caplog.text
     truth.ironic_down = False
-    wait_for(lambda: (tmp_path / "up").exists())
+    wait_until(lambda: (tmp_path / "up").exists(), 5, "dnsmasq to be started")
     assert entry(tmp_path, B) == f"{B},ignore"
 
 
@@ -144,21 +138,22 @@ def test_changes_reach_the_filter_without_a_repair(
     listings = truth.listings
     truth.booting = frozenset({A})
     # one change writes the MAC's file, then the wildcard's: wait for both
-    took = wait_for(
-        lambda: (
-            entry(tmp_path, A) == A
-            and entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
-        )
+    wait_until(
+        lambda: (entry(tmp_path, A), entry(tmp_path, UNKNOWN_HOSTS_FILE)),
+        1,
+        "A and unknown MACs allowed",
+        until=lambda entries: entries == (A, "*:*:*:*:*:*"),
+        interval=0.01,
     )
     truth.booting = frozenset()
-    wait_for(
-        lambda: (
-            entry(tmp_path, A) == f"{A},ignore"
-            and entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
-        )
+    wait_until(
+        lambda: (entry(tmp_path, A), entry(tmp_path, UNKNOWN_HOSTS_FILE)),
+        5,
+        "A and unknown MACs denied",
+        until=lambda entries: entries == (f"{A},ignore", "*:*:*:*:*:*,ignore"),
+        interval=0.01,
     )
     assert truth.listings == listings  # the fast path never lists Ironic
-    assert took < 1
 
 
 def test_repair_learns_new_and_deleted_ports(
@@ -168,10 +163,10 @@ def test_repair_learns_new_and_deleted_ports(
     pxe.start()
     running.append(pxe)
     truth.known = {A, C}  # B's port deleted, C's enrolled
-    wait_for(lambda: entry(tmp_path, C) == f"{C},ignore", timeout=3)
+    wait_until(lambda: entry(tmp_path, C), 3, "C denied", until=f"{C},ignore".__eq__)
     assert entry(tmp_path, B) == f"{B},ignore"  # unknown now: denied (idle)
     truth.booting = frozenset({A})  # an introspection runs: unknown allowed
-    wait_for(lambda: entry(tmp_path, B) == B)
+    wait_until(lambda: entry(tmp_path, B), 5, "B allowed", until=B.__eq__)
 
 
 def test_fails_closed_when_the_source_of_truth_is_lost(
@@ -188,7 +183,7 @@ def test_fails_closed_when_the_source_of_truth_is_lost(
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*"
     truth.db_down = True
     # after sync_period (1 s): unknown MACs denied, every deny kept
-    wait_for(lambda: pxe.closed, timeout=4)
+    wait_until(lambda: pxe.closed, 4, "the filter to fail closed")
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
     assert entry(tmp_path, B) == f"{B},ignore"
     assert pxe.status()["failing_closed"] is True
@@ -197,30 +192,66 @@ def test_fails_closed_when_the_source_of_truth_is_lost(
         "failing closed, denying unknown MACs and keeping every deny until it answers"
     ) in caplog.text
     truth.db_down = False
-    wait_for(lambda: not pxe.closed, timeout=4)
+    wait_until(lambda: not pxe.closed, 4, "the filter to open again")
     assert (
         "PXE filter: its sources answer again; no longer failing closed"
     ) in caplog.text
-    wait_for(lambda: entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*")
+    wait_until(
+        lambda: entry(tmp_path, UNKNOWN_HOSTS_FILE),
+        5,
+        "unknown MACs allowed again",
+        until="*:*:*:*:*:*".__eq__,
+    )
+
+
+class FakeClock:
+    """The filter's clock, moved on by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_a_short_outage_does_not_close_and_ironic_alone_can(
     tmp_path: pathlib.Path, truth: Truth, running: list[service.PxeFilterSync]
 ) -> None:
+    clock = FakeClock()
     conf = make_conf(tmp_path)
     conf.set_override("sync_period", 2, group="pxe_filter")
     truth.booting = frozenset({A})
-    pxe = service.PxeFilterSync(conf, None, truth, report=False)
+    pxe = service.PxeFilterSync(conf, None, truth, report=False, clock=clock)
     pxe.start()
     running.append(pxe)
+
+    def reads_after(count: int, what: str) -> None:
+        # two more reads: one of them began after the change before it
+        wanted = truth.reads + count
+        wait_until(lambda: truth.reads, 5, what, until=lambda n: n >= wanted)
+
     truth.db_down = True
-    time.sleep(1.0)  # shorter than sync_period
-    truth.db_down = False
-    time.sleep(0.3)
+    reads_after(2, "the filter to find the database away")
+    clock.now += 1.9  # shorter than sync_period
+    reads_after(2, "the filter to find the database away 1.9 s later")
     assert not pxe.closed
+    truth.db_down = False
+    reads_after(2, "the filter to find the database back")
+    clock.now += 1.9  # the outage is over: its start is forgotten...
+    truth.db_down = True
+    reads_after(2, "the filter to find the database away again")
+    assert not pxe.closed  # ...so a new one is short too
+    truth.db_down = False
+    reads_after(2, "the filter to find the database back again")
     truth.ironic_down = True  # the database answers, Ironic does not
-    wait_for(lambda: pxe.closed, timeout=8)
+    listings = truth.listings
+    clock.now += 2  # a repair sync finds Ironic away...
+    wait_until(lambda: truth.listings > listings, 5, "a repair sync")
+    assert not pxe.closed
+    clock.now += 2  # ...and the next, sync_period later, fails closed
+    wait_until(lambda: pxe.closed, 5, "the filter to fail closed")
     assert entry(tmp_path, UNKNOWN_HOSTS_FILE) == "*:*:*:*:*:*,ignore"
     assert entry(tmp_path, A) == A  # the node already booting keeps booting
     truth.ironic_down = False
-    wait_for(lambda: not pxe.closed, timeout=5)
+    clock.now += 2
+    wait_until(lambda: not pxe.closed, 5, "the filter to open again")
