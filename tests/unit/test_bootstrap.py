@@ -29,7 +29,7 @@ CHILD = textwrap.dedent(
 
     def worker():
         wait_until(
-            lambda: all(signal.getsignal(s) is process._ignore for s in HANDLED),
+            lambda: all(signal.getsignal(s) is bootstrap._ignore for s in HANDLED),
             10,
             "the main thread to handle the signals",
             interval=0.01,
@@ -52,7 +52,7 @@ def _run(tmp_path: pathlib.Path, *signals: str) -> subprocess.CompletedProcess[s
     config.write_text("[DEFAULT]\ntimeout = 600\n[pxe_filter]\ndriver = noop\n")
     return subprocess.run(
         [sys.executable, "-c", CHILD, str(config), *signals],
-        cwd=pathlib.Path(__file__).parents[3],  # where lab/ is
+        cwd=pathlib.Path(__file__).parents[2],  # where lab/ is
         capture_output=True,
         text=True,
         timeout=30,
