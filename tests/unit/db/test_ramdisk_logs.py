@@ -5,7 +5,6 @@ import base64
 import datetime
 import gzip
 import io
-import json
 import logging
 import os
 import pathlib
@@ -14,35 +13,12 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from oslo_config import cfg
-from oslo_config import fixture as config_fixture
 
 from inspector import exceptions
-from inspector.conf import opts
 from inspector.db import ramdisk_logs
-
-DATA = pathlib.Path(__file__).parents[2] / "data" / "ipa-inventory.json"
 
 WHEN = datetime.datetime(2024, 3, 5, 7, 8, 9, 123456)
 UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
-
-
-@pytest.fixture
-def conf() -> Any:
-    conf = cfg.ConfigOpts()
-    opts.register_all(conf)
-    conf([])
-    fixture = config_fixture.Config(conf)
-    fixture.setUp()
-    yield conf
-    fixture.cleanUp()
-
-
-@pytest.fixture
-def data() -> dict[str, Any]:
-    """A post of ironic-python-agent."""
-    result: dict[str, Any] = json.loads(DATA.read_text())
-    return result
 
 
 def tarball() -> bytes:
