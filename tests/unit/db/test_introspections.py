@@ -1,22 +1,12 @@
 """One introspection record: its reads and fenced writes."""
 
 import pytest
-import sqlalchemy as sa
 
 from inspector import exceptions, states
 from inspector.db import claims, engine, introspections, migration, stored_data
+from tests.unit.db import statements
 
 UUID = "11111111-2222-4333-8444-555555555555"
-
-
-def _statements(db: engine.Database) -> list[str]:
-    seen: list[str] = []
-    sa.event.listen(
-        db.engine,
-        "before_cursor_execute",
-        lambda _c, _cur, statement, *_a: seen.append(statement.split()[0]),
-    )
-    return seen
 
 
 def test_compare_and_swap_fences_stale_writers(db: engine.Database) -> None:
@@ -85,7 +75,7 @@ def test_writes_return_what_they_wrote(db: engine.Database) -> None:
     """Each write answers with the row as stored, in as few statements as
     the database allows."""
     returning = db.engine.dialect.update_returning
-    seen = _statements(db)
+    seen = statements.recorded(db)
     started = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     assert seen == ["SELECT", "INSERT"] + ([] if returning else ["SELECT"]) + [
         "DELETE",
@@ -118,7 +108,7 @@ def test_writes_return_what_they_wrote(db: engine.Database) -> None:
 
 def test_a_fence_reads_the_version_alone(db: engine.Database) -> None:
     record = introspections.start(db, UUID, True)
-    seen = _statements(db)
+    seen = statements.recorded(db)
     introspections.check_current(db, UUID, record.version)
     assert seen == ["SELECT"]
     with pytest.raises(exceptions.StaleState):
@@ -132,7 +122,7 @@ def test_a_transition_from_the_row_the_caller_holds_does_not_read_it(
 ) -> None:
     record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     claimed = claims.claim(db, UUID, record.version, "c1", "run-1")
-    seen = _statements(db)
+    seen = statements.recorded(db)
     waiting = introspections.transition(
         db, UUID, states.WAIT, expected_version=claimed.version, current=claimed
     )

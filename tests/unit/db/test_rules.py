@@ -8,16 +8,7 @@ import sqlalchemy as sa
 from inspector.db import engine
 from inspector.db import rules as rules_db
 from inspector.rules import validation
-
-
-def _statements(db: engine.Database) -> list[str]:
-    seen: list[str] = []
-    sa.event.listen(
-        db.engine,
-        "before_cursor_execute",
-        lambda _c, _cur, statement, *_a: seen.append(statement.split()[0]),
-    )
-    return seen
+from tests.unit.db import statements
 
 
 def test_condition_columns_are_the_condition_keys() -> None:
@@ -59,7 +50,7 @@ def test_enabled_rules_are_read_with_their_own_conditions_and_actions(
 ) -> None:
     from inspector.db import rules as rules_db
 
-    seen = _statements(db)
+    seen = statements.recorded(db)
     assert rules_db.list_all(db) == []
     assert seen == ["SELECT"]  # no rule: one statement
     created = [rules_db.create(db, _rule(n)) for n in (3, 1, 2, 4)]

@@ -1,22 +1,12 @@
 """Introspection data kept in the database."""
 
 import pytest
-import sqlalchemy as sa
 
 from inspector import exceptions
 from inspector.db import engine, introspections, stored_data
+from tests.unit.db import statements
 
 UUID = "11111111-2222-4333-8444-555555555555"
-
-
-def _statements(db: engine.Database) -> list[str]:
-    seen: list[str] = []
-    sa.event.listen(
-        db.engine,
-        "before_cursor_execute",
-        lambda _c, _cur, statement, *_a: seen.append(statement.split()[0]),
-    )
-    return seen
 
 
 @pytest.mark.parametrize("upsert", [True, False], ids=["upsert", "update, insert"])
@@ -26,7 +16,7 @@ def test_stored_data_is_replaced_in_one_statement_where_possible(
     if not upsert:  # a dialect without ON CONFLICT (MariaDB)
         monkeypatch.setattr(stored_data, "_UPSERTS", {})
     introspections.start(db, UUID, True)
-    seen = _statements(db)
+    seen = statements.recorded(db)
     stored_data.store(db, UUID, {"first": 1}, processed=True)
     stored_data.store(db, UUID, {"second": 2}, processed=True)
     stored_data.store(db, UUID, {"raw": 3}, processed=False)
@@ -47,7 +37,7 @@ def test_data_read_with_the_fence_of_its_step(db: engine.Database) -> None:
     with pytest.raises(exceptions.DataNotFound):  # the raw post only
         stored_data.get_post(db, UUID, record.version)
     stored_data.store(db, UUID, {"raw": 1}, processed=False)
-    seen = _statements(db)
+    seen = statements.recorded(db)
     assert stored_data.get_post(db, UUID, record.version).data == {"raw": 1}
     assert seen == ["SELECT"]
     with pytest.raises(exceptions.StaleState):
