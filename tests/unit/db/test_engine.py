@@ -10,38 +10,28 @@ from sqlalchemy import exc as sa_exc
 
 from inspector import bootstrap, exceptions
 from inspector.db import engine, introspections, sweeps
-
-UNOPENABLE = "sqlite:////nonexistent-directory/inspector.sqlite"
-"""A database the driver cannot open: a real OperationalError underneath."""
-
-
-def _unreachable() -> engine.Database:
-    return engine.Database(UNOPENABLE)
-
-
-def _is_translated(exc: pytest.ExceptionInfo[exceptions.DatabaseUnavailable]) -> None:
-    assert exc.value.message == "The database is unreachable: " + exc.value.reason
-    assert exc.value.reason == "unable to open database file"
-    assert exc.value.code == 503
+from tests.unit.db import unreachable
 
 
 def test_a_session_raises_the_projects_error() -> None:
     with pytest.raises(exceptions.DatabaseUnavailable) as exc:
-        sweeps.working(_unreachable())
-    _is_translated(exc)
+        sweeps.working(unreachable.database())
+    unreachable.assert_translated(exc)
 
 
 def test_the_hot_status_read_raises_the_projects_error() -> None:
     with pytest.raises(exceptions.DatabaseUnavailable) as exc:
-        introspections.get(_unreachable(), "7f1a2b3c-0000-4000-8000-000000000000")
-    _is_translated(exc)
+        introspections.get(
+            unreachable.database(), "7f1a2b3c-0000-4000-8000-000000000000"
+        )
+    unreachable.assert_translated(exc)
 
 
 def test_core_connections_and_the_ping_raise_the_projects_error() -> None:
-    db = _unreachable()
+    db = unreachable.database()
     with pytest.raises(exceptions.DatabaseUnavailable) as exc:
         db.ping()
-    _is_translated(exc)
+    unreachable.assert_translated(exc)
     with pytest.raises(exceptions.DatabaseUnavailable), db.connect():
         pass
 

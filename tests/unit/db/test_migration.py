@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from inspector import exceptions
 from inspector.db import engine, migration
+from tests.unit.db import unreachable
 
 
 def test_migrations_match_models(db: engine.Database) -> None:
@@ -58,25 +59,11 @@ def test_foreign_alembic_version_is_left_alone(tmp_path: Any) -> None:
     shared.dispose()
 
 
-UNOPENABLE = "sqlite:////nonexistent-directory/inspector.sqlite"
-"""A database the driver cannot open: a real OperationalError underneath."""
-
-
-def _unreachable() -> engine.Database:
-    return engine.Database(UNOPENABLE)
-
-
-def _is_translated(exc: pytest.ExceptionInfo[exceptions.DatabaseUnavailable]) -> None:
-    assert exc.value.message == "The database is unreachable: " + exc.value.reason
-    assert exc.value.reason == "unable to open database file"
-    assert exc.value.code == 503
-
-
 def test_reading_the_schema_raises_the_projects_error() -> None:
-    db = _unreachable()
+    db = unreachable.database()
     db.is_sqlite = False  # as a server database: no "no file yet" shortcut
     with pytest.raises(exceptions.DatabaseUnavailable) as exc:
         migration.current(db)
-    _is_translated(exc)
+    unreachable.assert_translated(exc)
     with pytest.raises(exceptions.ServiceUnavailable, match="cannot reach the data"):
         migration.ensure_schema(db)
