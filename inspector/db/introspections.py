@@ -40,6 +40,7 @@ class IntrospectionRecord:
     ports: str | None = None
     handed_to: str | None = None
     claimed_at: datetime.datetime | None = None
+    hardware_run: str | None = None
 
     @property
     def finished(self) -> bool:

@@ -61,6 +61,10 @@ class Introspection(Base):
     ports: Mapped[str | None] = mapped_column(Text)
     """JSON of the node's ports as the start read them from Ironic: the
     processing of the ramdisk's data uses them instead of listing again."""
+    hardware_run: Mapped[str | None] = mapped_column(String(36))
+    """The node's latest :class:`HardwareRun` with a hardware record: set by
+    the write that finishes the run (no statement of its own), kept across
+    later starts; the fleet view joins through it."""
 
     __table_args__ = (
         Index("introspections_started_at_idx", "started_at", "uuid"),
@@ -209,3 +213,57 @@ class RuleAction(Base):
     )
     action: Mapped[str] = mapped_column(String(255), nullable=False)
     params: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class HardwareRun(Base):
+    """One finished run (introspection or reapply) of a node: its compact
+    hardware record, what changed against the node's run before, and the
+    facts the fleet view filters and groups on.
+
+    Kept apart from ``introspections`` (one row per node, overwritten by
+    every start) and without a foreign key to it: a node's history outlives
+    its status row, and is pruned by ``[history]keep_runs`` and
+    ``[history]max_age_days`` only.
+    """
+
+    __tablename__ = "hardware_runs"
+
+    run: Mapped[str] = mapped_column(String(36), primary_key=True)
+    """The run's own UUID (the history's marker, the ``run`` of its changes)."""
+    node_uuid: Mapped[str] = mapped_column(String(36), nullable=False)
+    node_name: Mapped[str | None] = mapped_column(String(255))
+    """The node's name in Ironic when the run finished (expected cabling
+    names nodes)."""
+    started_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    finished_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+    state: Mapped[str] = mapped_column(String(16), nullable=False)
+    error: Mapped[str | None] = mapped_column(Text)
+    record: Mapped[str | None] = mapped_column(Text)
+    """JSON of the hardware record (components by kind and identity); NULL
+    for a run that ended before its data was processed."""
+    changes: Mapped[str | None] = mapped_column(Text)
+    """JSON list of the changes against the node's previous record."""
+    change_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    links: Mapped[str | None] = mapped_column(Text)
+    """JSON list of the NICs' switch links (LLDP) and PXE flags: the cabling
+    view reads this, never the whole record."""
+    # the facts of the fleet view, one column each: filters and groups are
+    # SQL, not JSON parsing of every record
+    cpus: Mapped[int | None] = mapped_column(Integer)
+    cpu_model: Mapped[str | None] = mapped_column(String(255))
+    cpu_arch: Mapped[str | None] = mapped_column(String(32))
+    memory_mb: Mapped[int | None] = mapped_column(Integer)
+    local_gb: Mapped[int | None] = mapped_column(Integer)
+    disks: Mapped[int | None] = mapped_column(Integer)
+    nics: Mapped[int | None] = mapped_column(Integer)
+    vendor: Mapped[str | None] = mapped_column(String(255))
+    product: Mapped[str | None] = mapped_column(String(255))
+    serial: Mapped[str | None] = mapped_column(String(255))
+    bios_version: Mapped[str | None] = mapped_column(String(255))
+
+    __table_args__ = (
+        # a node's history, newest first, paged by (finished_at, run)
+        Index("hardware_runs_node_idx", "node_uuid", "finished_at", "run"),
+        # the age pruning finds the oldest runs of the whole table
+        Index("hardware_runs_finished_idx", "finished_at"),
+    )
