@@ -1,7 +1,7 @@
 """Requests to Ironic over kept-alive connections (:mod:`inspector.keepalive`).
 
 keystoneauth still authenticates and finds the endpoint; the requests go
-straight to urllib3's connection pool, skipping keystoneauth's and
+straight to kept-alive ``http.client`` connections, skipping keystoneauth's and
 requests' per-request machinery (logging, hooks, cookies, adapters), which
 cost about 1.2 ms of CPU per call against 0.4 ms for the request itself.
 The TLS settings, timeout and certificate authorities are the keystoneauth

@@ -1,9 +1,10 @@
-"""The kept-alive connection pool (urllib3's, with our policy) against a
-server scripted byte by byte: connections kept and replaced, what is not an
+"""The kept-alive connection pool (``http.client``'s connections, our
+policy) against a server scripted byte by byte: connections kept and replaced, what is not an
 answer raised as Unreachable, one more try on a kept-alive connection cut
 as the request went out, and proxies from the environment."""
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 
 from inspector import keepalive
 from lab.waiting import wait_until
+from tests.unit.net.certs import Certs, make_certs
 
 JSON = b'{"ok": true}'
 ANSWERS: dict[str, tuple[bytes, bool]] = {
@@ -286,3 +288,89 @@ def test_no_answer_in_time_is_a_timeout(server: Scripted) -> None:
     finally:
         del ANSWERS["/never"]
     assert raised.value.timed_out
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    return make_certs(tmp_path_factory.mktemp("certs"))
+
+
+class ScriptedTls(Scripted):
+    """The scripted server behind TLS (the server certificate of ``certs``);
+    with ``tunnel``, a proxy first: it answers a CONNECT, then speaks TLS on
+    that connection."""
+
+    def __init__(self, certs: Certs, tunnel: bool = False) -> None:
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context.load_cert_chain(certs.server.cert, certs.server.key)
+        self.tunnel = tunnel
+        self.connects: list[bytes] = []
+        super().__init__()
+
+    def _serve(self, conn: socket.socket, number: int) -> None:
+        if self.tunnel:
+            head = b""
+            while not head.endswith(b"\r\n\r\n"):
+                chunk = conn.recv(1)
+                if not chunk:
+                    return
+                head += chunk
+            self.connects.append(head)
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        try:
+            wrapped = self.context.wrap_socket(conn, server_side=True)
+        except (ssl.SSLError, OSError):
+            conn.close()
+            return
+        super()._serve(wrapped, number)
+
+
+def test_tls_verified_by_the_ca_given(certs: Certs) -> None:
+    server = ScriptedTls(certs)
+    tls = keepalive.tls_context(str(certs.ca.cert), None)
+    pool = keepalive.Pool(f"https://localhost:{server.port}", timeout=5, tls=tls)
+    try:
+        assert _get(pool, "/length").content == JSON
+        assert _get(pool, "/chunks").content == JSON
+        assert server.connections == 1  # kept alive over TLS too
+    finally:
+        pool.close()
+        server.close()
+
+
+def test_tls_with_an_unknown_ca_is_unreachable(certs: Certs) -> None:
+    server = ScriptedTls(certs)
+    pool = keepalive.Pool(
+        f"https://localhost:{server.port}",
+        timeout=5,
+        tls=keepalive.tls_context(True, None),
+    )
+    try:
+        with pytest.raises(keepalive.Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
+            _get(pool, "/length")
+        assert server.requests == []
+    finally:
+        pool.close()
+        server.close()
+
+
+def test_tls_through_a_proxy_is_tunnelled(
+    certs: Certs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy = ScriptedTls(certs, tunnel=True)
+    monkeypatch.setenv("https_proxy", f"http://user:pw@127.0.0.1:{proxy.port}")
+    tls = keepalive.tls_context(str(certs.ca.cert), None)
+    pool = keepalive.Pool("https://localhost:6385", timeout=5, tls=tls)
+    try:
+        assert pool.proxy is not None
+        assert _get(pool, "/length").content == JSON
+        assert _get(pool, "/length").content == JSON
+    finally:
+        pool.close()
+        proxy.close()
+    (connect,) = proxy.connects  # one tunnel, kept alive
+    assert connect.startswith(b"CONNECT localhost:6385 HTTP/1.")
+    assert b"\r\nProxy-Authorization: Basic dXNlcjpwdw==\r\n" in connect
+    # the proxy's credentials never travel inside the tunnel
+    assert all(b"Proxy-Authorization" not in head for _, head, _ in proxy.requests)
+    assert all(head.startswith(b"GET /length ") for _, head, _ in proxy.requests)

@@ -3,6 +3,7 @@ connections, a connection the server dropped while idle, a new token after
 a 401, TLS with a private CA, proxies from the environment."""
 
 import json
+import logging
 import pathlib
 import ssl
 import threading
@@ -11,7 +12,6 @@ from http import server
 from typing import Any
 
 import pytest
-import urllib3
 from oslo_config import cfg
 
 from inspector import exceptions
@@ -218,7 +218,9 @@ def test_a_401_gets_one_new_token(ironic: Ironic) -> None:
     assert transport.request(ironic.url() + "/v1/nodes/u1", "GET").status_code == 401
 
 
-def test_tls_with_a_private_ca(tmp_path: pathlib.Path) -> None:
+def test_tls_with_a_private_ca(
+    tmp_path: pathlib.Path, caplog: pytest.LogCaptureFixture
+) -> None:
     made = certs_mod.make_certs(tmp_path)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(made.server.cert, made.server.key)
@@ -231,8 +233,11 @@ def test_tls_with_a_private_ca(tmp_path: pathlib.Path) -> None:
         with pytest.raises(exceptions.BaremetalError, match="CERTIFICATE_VERIFY"):
             untrusted.get_node("u1")
         insecure = make_client(srv.url("https"), insecure=True)
-        with pytest.warns(urllib3.exceptions.InsecureRequestWarning):
+        with caplog.at_level(logging.WARNING, logger="inspector.keepalive"):
             assert insecure.get_node("u1")["uuid"] == "u1"
+            assert insecure.get_node("u1")["uuid"] == "u1"
+        warned = [r for r in caplog.records if "not verified" in r.getMessage()]
+        assert len(warned) == 1  # once per server, not per request
     finally:
         srv.stop()
 
