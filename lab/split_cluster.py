@@ -1,8 +1,10 @@
 """Split mode on loopback: etcd, RabbitMQ (unless JSON-RPC carries the
 casts), PostgreSQL, the API, N conductors."""
 
+import concurrent.futures
 import logging
 import pathlib
+import socket
 import subprocess
 import time
 
@@ -177,13 +179,33 @@ class SplitCluster:
         return self.postgres.url.rsplit("/", 1)[0] + f"/{self.database}"
 
     def start(self) -> None:
+        """Start every server: RabbitMQ (Erlang, the slowest to come up)
+        beside the coordination backend, PostgreSQL and the API; then the
+        conductors, all at once."""
         started = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(1) as beside:
+            rabbit = None
+            if self.rpc_transport == "oslo":
+                rabbit = beside.submit(self.rabbit.start)
+            try:
+                self._start_api_and_backends()
+            finally:
+                if rabbit is not None:
+                    rabbit.result()  # started (and stopped by stop()) or raised
+        self.add_conductors(
+            [f"lab-conductor-{index}" for index in range(1, self.conductor_count + 1)]
+        )
+        LOG.info(
+            "Split cluster (%d conductors) up in %.1f s",
+            len(self.conductors),
+            time.monotonic() - started,
+        )
+
+    def _start_api_and_backends(self) -> None:
         if self.coordination == "redis":
             self.redis.start()
         else:
             self.etcd.start()
-        if self.rpc_transport == "oslo":
-            self.rabbit.start()
         if self._own_postgres:
             self.postgres.start()
         if self.database != self.postgres.database:
@@ -206,21 +228,42 @@ class SplitCluster:
                 options=self._options("lab-api"),
             )
         self.api.start()  # runs the schema upgrade once for everyone
-        for index in range(1, self.conductor_count + 1):
-            self.add_conductor(f"lab-conductor-{index}")
-        LOG.info(
-            "Split cluster (%d conductors) up in %.1f s",
-            len(self.conductors),
-            time.monotonic() - started,
-        )
+
+    def add_conductors(self, hosts: list[str]) -> list[ConductorServer]:
+        """Start conductors ``hosts`` at once; each is listed in
+        :attr:`conductors` in the order given once every start has ended.
+
+        :raises RuntimeError: the first start that failed (the others that
+            came up are listed, so :meth:`stop` ends them).
+        """
+        ports = _distinct_free_ports(len(hosts))
+        with concurrent.futures.ThreadPoolExecutor(len(hosts) or 1) as pool:
+            starting = [
+                pool.submit(self._start_conductor, host, None, port)
+                for host, port in zip(hosts, ports, strict=True)
+            ]
+            concurrent.futures.wait(starting)
+        started = [f.result() for f in starting if f.exception() is None]
+        self.conductors.extend(started)
+        for future in starting:
+            if (error := future.exception()) is not None:
+                raise error
+        return started
 
     def add_conductor(
         self, host: str, options: dict[str, dict[str, str]] | None = None
     ) -> ConductorServer:
         """Start one more conductor; ``options`` adds to the cluster's."""
+        conductor = self._start_conductor(host, options, loopback.free_port())
+        self.conductors.append(conductor)
+        return conductor
+
+    def _start_conductor(
+        self, host: str, options: dict[str, dict[str, str]] | None, port: int
+    ) -> ConductorServer:
         merged = self._options(host)
         if self.rpc_transport == "json-rpc":  # conductors share this host
-            merged["json_rpc"]["port"] = str(loopback.free_port())
+            merged["json_rpc"]["port"] = str(port)
         for group, values in (options or {}).items():
             merged.setdefault(group, {}).update(values)
         conductor = ConductorServer(
@@ -230,7 +273,6 @@ class SplitCluster:
             options=merged,
         )
         conductor.start(dbsync=False)
-        self.conductors.append(conductor)
         return conductor
 
     def add_pxe_agent(
@@ -294,3 +336,18 @@ class SplitCluster:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def _distinct_free_ports(count: int) -> list[int]:
+    """``count`` free ports on 127.0.0.1, all different: each is held until
+    every one is found."""
+    held = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            held.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in held]
+    finally:
+        for sock in held:
+            sock.close()
