@@ -108,6 +108,15 @@ def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
     }
 
 
+MIN_VERSION = "x-openstack-min-version"
+"""An operation's first API version (from :data:`versions.FEATURES`), on
+the operations of resources newer than 1.0."""
+
+_RUN_PAGE = [
+    _query("limit", {"type": "integer"}, "0 to api_max_limit; 0: max"),
+    _query("marker", {"type": "string"}, "UUID of the last run seen"),
+]
+
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": _op("API versions", "200", public=True)},
     "/v1": {"get": _op("Resources of v1", "200", public=True)},
@@ -164,6 +173,32 @@ PATHS: dict[str, dict[str, Any]] = {
             body_required=False,
         ),
     },
+    "/v1/introspection/{node_id}/history": {
+        "get": {
+            **_op(
+                "A node's runs, newest first, with how many components changed",
+                "200",
+                404,
+                params=[_NODE, *_RUN_PAGE],
+            ),
+            MIN_VERSION: versions.format_version(
+                versions.since("introspection-history")
+            ),
+        }
+    },
+    "/v1/introspection/{node_id}/changes": {
+        "get": {
+            **_op(
+                "A node's hardware changes, newest run first",
+                "200",
+                404,
+                params=[_NODE, *_RUN_PAGE],
+            ),
+            MIN_VERSION: versions.format_version(
+                versions.since("introspection-changes")
+            ),
+        }
+    },
     "/v1/rules": {
         "get": _op("List rules", "200"),
         "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
@@ -187,11 +222,6 @@ PATHS: dict[str, dict[str, Any]] = {
         "delete": _op("Delete a rule", "204", 404, params=[_RULE]),
     },
 }
-
-
-MIN_VERSION = "x-openstack-min-version"
-"""An operation's first API version (from :data:`versions.FEATURES`), on
-the operations of resources newer than 1.0."""
 
 
 def _paths() -> dict[str, dict[str, Any]]:
