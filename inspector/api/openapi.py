@@ -108,10 +108,6 @@ def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
     }
 
 
-MIN_VERSION = "x-openstack-min-version"
-"""An operation's first API version (from :data:`versions.FEATURES`), on
-the operations of resources newer than 1.0."""
-
 _RUN_PAGE = [
     _query("limit", {"type": "integer"}, "0 to api_max_limit; 0: max"),
     _query("marker", {"type": "string"}, "UUID of the last run seen"),
@@ -174,30 +170,20 @@ PATHS: dict[str, dict[str, Any]] = {
         ),
     },
     "/v1/introspection/{node_id}/history": {
-        "get": {
-            **_op(
-                "A node's runs, newest first, with how many components changed",
-                "200",
-                404,
-                params=[_NODE, *_RUN_PAGE],
-            ),
-            MIN_VERSION: versions.format_version(
-                versions.since("introspection-history")
-            ),
-        }
+        "get": _op(
+            "A node's runs, newest first, with how many components changed (from 1.23)",
+            "200",
+            404,
+            params=[_NODE, *_RUN_PAGE],
+        )
     },
     "/v1/introspection/{node_id}/changes": {
-        "get": {
-            **_op(
-                "A node's hardware changes, newest run first",
-                "200",
-                404,
-                params=[_NODE, *_RUN_PAGE],
-            ),
-            MIN_VERSION: versions.format_version(
-                versions.since("introspection-changes")
-            ),
-        }
+        "get": _op(
+            "A node's hardware changes, newest run first (from 1.23)",
+            "200",
+            404,
+            params=[_NODE, *_RUN_PAGE],
+        )
     },
     "/v1/rules": {
         "get": _op("List rules", "200"),
@@ -222,6 +208,11 @@ PATHS: dict[str, dict[str, Any]] = {
         "delete": _op("Delete a rule", "204", 404, params=[_RULE]),
     },
 }
+
+
+MIN_VERSION = "x-openstack-min-version"
+"""An operation's first API version (from :data:`versions.FEATURES`), on
+the operations of resources newer than 1.0."""
 
 
 def _paths() -> dict[str, dict[str, Any]]:
