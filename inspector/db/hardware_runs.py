@@ -212,6 +212,21 @@ def exists(db: Database, node: str) -> bool:
         return conn.execute(query).first() is not None
 
 
+def node_by_name(db: Database, name: str) -> str | None:
+    """The UUID of the node whose latest run recorded it as ``name``
+    (for tools that read the database without Ironic); None if none did."""
+    t = _TABLE.c
+    query = (
+        sa.select(t.node_uuid)
+        .where(t.node_name == name)
+        .order_by(t.finished_at.desc())
+        .limit(1)
+    )
+    with db.connect() as conn:
+        found: str | None = conn.execute(query).scalar()
+    return found
+
+
 def _current_runs(conn: sa.Connection, nodes: set[str]) -> set[str]:
     """The runs the fleet view shows for ``nodes``: never pruned."""
     if not nodes:

@@ -2,7 +2,11 @@
 shape: runs recorded by the processing step, changes between them, rules
 acting on drift, and what recording costs the step."""
 
+import importlib.metadata
+import json
+import pathlib
 import threading
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,12 +14,15 @@ import pytest
 import sqlalchemy as sa
 
 from inspector import exceptions, states
+from inspector.osc import history as osc_history
 from tests.functional.conftest import (
     Service,
     add_node,
     build_payload,
+    database_conf,
     introspect,
     random_mac,
+    run_script,
 )
 
 V123 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.23"}
@@ -222,3 +229,81 @@ def test_recording_costs_the_processing_step_two_statements(
         sa.event.remove(service.rt.db.engine, "before_cursor_execute", record)
     touching = [s.split()[0] for s in seen if "hardware_runs" in s]
     assert touching == ["SELECT", "INSERT"], touching
+
+
+def test_manage_history_and_changes(service: Service, tmp_path: pathlib.Path) -> None:
+    uuid, node = _twice(service)
+    conf = database_conf(service)
+
+    def manage(*args: str) -> Any:
+        return run_script(tmp_path, "ironic-inspector-manage", conf, *args)
+
+    shown = manage("history", node["name"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    api = _get(service, f"/v1/introspection/{uuid}/history")["history"]
+    assert json.loads(shown.stdout) == api
+    table = manage("changes", uuid, "--limit", "3")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:5] == ["run", "finished_at", "component", "kind", "field"]
+    assert len(lines) == 2 + 3 and "total_mb" in table.stdout
+    as_json = json.loads(manage("changes", uuid, "--json").stdout)
+    assert as_json == _get(service, f"/v1/introspection/{uuid}/changes")["changes"]
+    never = manage("history", "11111111-2222-4333-8444-555555555555")
+    assert never.returncode == 1 and "11111111-2222" in never.stderr
+    bad = manage("changes", uuid, "--limit", "0")
+    assert bad.returncode == 2 and "--limit" in bad.stderr
+
+
+class _ClientManager:
+    """What OpenStackClient's client manager gives the commands: its
+    configuration and keystone session; the session here is the service's
+    Flask client, so the API answering is the real one."""
+
+    def __init__(self, service: Service) -> None:
+        self.session = self
+        self._client = service.client
+
+    def get_configuration(self) -> dict[str, str]:
+        return {"inspector_url": "http://inspector.test:5050/"}
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        assert url.startswith("http://inspector.test:5050/v1/introspection/")
+        assert kwargs.pop("raise_exc") is False
+        resp = self._client.get(
+            url.removeprefix("http://inspector.test:5050"),
+            headers=kwargs["headers"],
+            query_string=kwargs["params"],
+        )
+        return types.SimpleNamespace(
+            status_code=resp.status_code, json=resp.get_json, text=resp.text
+        )
+
+
+def test_openstack_client_commands(service: Service) -> None:
+    group = importlib.metadata.entry_points(
+        group="openstack.baremetal_introspection.v1"
+    )
+    found = {e.name: e.load() for e in group if e.value.startswith("inspector.")}
+    assert found == {
+        "baremetal_introspection_history": osc_history.HistoryCommand,
+        "baremetal_introspection_changes": osc_history.ChangesCommand,
+    }
+    uuid, node = _twice(service)
+    app = types.SimpleNamespace(client_manager=_ClientManager(service))
+
+    def run(command: Any, *args: str) -> Any:
+        cmd = command(app, None)
+        parsed = cmd.get_parser("openstack baremetal introspection").parse_args(
+            list(args)
+        )
+        return cmd.take_action(parsed)
+
+    columns, rows = run(osc_history.HistoryCommand, node["name"])
+    assert columns[0] == "UUID" and [r[3] for r in rows] == ["finished"] * 2
+    assert [r[4] for r in rows] == [3, 0]
+    columns, rows = run(osc_history.ChangesCommand, uuid, "--limit", "10")
+    assert columns[2] == "Component" and len(rows) == 3
+    assert {r[2] for r in rows} >= {"memory"}
+    with pytest.raises(RuntimeError, match="404"):
+        run(osc_history.HistoryCommand, "11111111-2222-4333-8444-555555555555")

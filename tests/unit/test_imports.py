@@ -240,6 +240,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "api",
         }
     ),
+    # OpenStackClient's commands (loaded by OSC only): HTTP to the API
+    "osc": frozenset(),
     # the OS-process bootstrap: threads, options, logging, signals
     "bootstrap": frozenset({"conf"}),
 }
