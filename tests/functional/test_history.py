@@ -160,6 +160,8 @@ def test_reapply_is_a_run_and_store_none_keeps_the_history(
     service.wait_for(uuid, *states.FINAL)
     history = _get(service, f"/v1/introspection/{uuid}/history")["history"]
     assert len(history) == 2 and history[0]["state"] == "finished"
+    # the reapply's run started when it was taken up, after the first ended
+    assert history[0]["started_at"] > history[1]["finished_at"]
     conf.set_override("store_data", "none", group="processing")
     introspect(service, node)
     assert len(_get(service, f"/v1/introspection/{uuid}/history")["history"]) == 3
