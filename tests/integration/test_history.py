@@ -119,3 +119,41 @@ def test_a_repaired_and_recabled_machine(client: Client, lab: Lab) -> None:
         until=lambda history: len(history) == 2,
     )
     assert history[1]["uuid"] not in {h["uuid"] for h in _history(client, uuid)}
+
+
+class _ClientManager:
+    """OpenStackClient's client manager, as far as the commands use it: a
+    real keystone session (no authentication here) and --inspector-url."""
+
+    def __init__(self, url: str) -> None:
+        from keystoneauth1 import session
+
+        self.session = session.Session()
+        self._url = url
+
+    def get_configuration(self) -> dict[str, str]:
+        return {"inspector_url": self._url}
+
+
+def test_openstack_commands_through_a_keystone_session(
+    client: Client, lab: Lab
+) -> None:
+    import types
+
+    from inspector.osc import history as osc
+
+    machine, uuid = lab.machine()
+    introspect(client, (machine, uuid))
+    machines.repair(machine)
+    introspect(client, (machine, uuid))
+    app = types.SimpleNamespace(client_manager=_ClientManager(client.url))
+
+    def run(command: Any, *args: str) -> Any:
+        cmd = command(app, None)
+        parser = cmd.get_parser("openstack baremetal introspection")
+        return cmd.take_action(parser.parse_args(list(args)))
+
+    _columns, rows = run(osc.HistoryCommand, machine.name)
+    assert [row[4] for row in rows] == [3, 0]
+    _columns, rows = run(osc.ChangesCommand, uuid, "--limit", "3")
+    assert sorted(row[3] for row in rows) == ["added", "changed", "removed"]
