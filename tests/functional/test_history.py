@@ -10,6 +10,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+import prometheus_client
 import pytest
 import sqlalchemy as sa
 
@@ -73,10 +74,20 @@ def _twice(service: Service) -> tuple[str, dict[str, Any]]:
     return node["uuid"], node
 
 
+def _counted(kind: str) -> float:
+    value = prometheus_client.REGISTRY.get_sample_value(
+        "ironic_inspector_hardware_changes_total", {"kind": kind}
+    )
+    return value or 0.0
+
+
 def test_history_and_changes_of_a_swapped_disk_and_less_memory(
     service: Service,
 ) -> None:
+    before = {kind: _counted(kind) for kind in ("added", "removed", "changed")}
     uuid, node = _twice(service)
+    counted = {kind: _counted(kind) - before[kind] for kind in before}
+    assert counted == {"added": 1, "removed": 1, "changed": 1}
     history = _get(service, f"/v1/introspection/{uuid}/history")["history"]
     assert [h["state"] for h in history] == ["finished", "finished"]
     assert [h["changes"] for h in history] == [3, 0]  # two disks, memory
