@@ -64,6 +64,13 @@ STEPS_TAKEN_OVER = prometheus_client.Counter(
     ["step", "cause"],
 )
 
+HARDWARE_CHANGES = prometheus_client.Counter(
+    f"{PREFIX}_hardware_changes",
+    "Hardware changes found by runs against the node's run before, by kind: "
+    "added, removed, changed (one per changed attribute).",
+    ["kind"],
+)
+
 LOCKS_BROKEN = prometheus_client.Counter(
     f"{PREFIX}_locks_broken",
     "Node locks of conductors that left the group broken by the leader "

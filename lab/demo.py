@@ -17,7 +17,7 @@ from typing import Any
 import requests
 
 from inspector import bootstrap
-from lab import lldp, machines, procstat
+from lab import drift, lldp, machines, procstat
 from lab.apache_server import ApacheApiServer
 from lab.dhcp import DhcpSegment
 from lab.enroll import IronicAPI, enroll
@@ -368,6 +368,13 @@ def run(options: DemoOptions) -> int:
             )
         )
         errors = {u: s for u, s in statuses.items() if s["state"] == "error"}
+        repaired = [
+            m
+            for m in lab
+            if m.behaviour == "normal"
+            and statuses.get(uuids[m.name], {}).get("state") == "finished"
+        ][:2]
+        drifted = drift.reintrospect(url, uuids, repaired)
         latencies = player.latencies()
         if latencies:
             median = latencies[len(latencies) // 2] * 1000
@@ -393,6 +400,9 @@ def run(options: DemoOptions) -> int:
         if errors:
             for uuid, status in errors.items():
                 print(f"ERROR {uuid}: {status['error']}")
+            return 1
+        if not drifted:
+            print("The repaired machines' changes were not as expected")
             return 1
         if len(finished_at) < len(lab):
             print(

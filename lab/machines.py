@@ -345,6 +345,24 @@ def make_machine(index: int, seed: int = 0, behaviour: str = "normal") -> Machin
     )
 
 
+def repair(machine: Machine) -> tuple[str, str]:
+    """``machine`` after a visit to the data centre: its first disk
+    replaced by a new one (another serial and WWN) and a quarter of its
+    memory gone (a failed DIMM bank). What its ramdisk posts from now on
+    changes with it. Returns the old and the new disk serial."""
+    disk = machine.inventory["disks"][0]
+    old = disk["serial"]
+    digits = "".join(reversed(old[1:]))
+    disk["serial"] = f"R{digits}"
+    disk["wwn"] = disk["wwn_with_extension"] = "0x5" + "".join(
+        reversed(disk["wwn"][3:])
+    )
+    memory = machine.inventory["memory"]
+    memory["physical_mb"] -= memory["physical_mb"] // 4
+    memory["total"] = memory["physical_mb"] * 2**20 - 2 * 2**20
+    return old, disk["serial"]
+
+
 def make_lab(
     count: int, seed: int = 0, behaviours: dict[int, str] | None = None
 ) -> list[Machine]:

@@ -42,6 +42,8 @@ ENDPOINT_RULES = {
     "conductors.get_conductor": "introspection:conductor:get",
     "conductors.update_conductor": "introspection:conductor:update",
     "pxe_filters.list_pxe_filters": "introspection:pxe_filter:get",
+    "history.get_history": "introspection:history",
+    "history.get_changes": "introspection:history",
 }
 """Flask endpoint -> policy rule. A test checks that every route has one."""
 

@@ -11,6 +11,7 @@ from inspector.api import (
     auth,
     conductors,
     errors,
+    history,
     introspection,
     pxe_filters,
     ramdisk,
@@ -119,6 +120,7 @@ def create_app(rt: Runtime) -> flask.Flask:
     errors.register(app)
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
+    app.register_blueprint(history.blueprint)
     app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication

@@ -108,6 +108,11 @@ def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
     }
 
 
+_RUN_PAGE = [
+    _query("limit", {"type": "integer"}, "0 to api_max_limit; 0: max"),
+    _query("marker", {"type": "string"}, "UUID of the last run seen"),
+]
+
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": _op("API versions", "200", public=True)},
     "/v1": {"get": _op("Resources of v1", "200", public=True)},
@@ -163,6 +168,22 @@ PATHS: dict[str, dict[str, Any]] = {
             body=payload.SCHEMA,
             body_required=False,
         ),
+    },
+    "/v1/introspection/{node_id}/history": {
+        "get": _op(
+            "A node's runs, newest first, with how many components changed (from 1.23)",
+            "200",
+            404,
+            params=[_NODE, *_RUN_PAGE],
+        )
+    },
+    "/v1/introspection/{node_id}/changes": {
+        "get": _op(
+            "A node's hardware changes, newest run first (from 1.23)",
+            "200",
+            404,
+            params=[_NODE, *_RUN_PAGE],
+        )
     },
     "/v1/rules": {
         "get": _op("List rules", "200"),

@@ -131,6 +131,15 @@ _API = [
         "See the PXE filters: what each allows and denies, healthy or not (1.21).",
         [("/v1/pxe-filters", "GET")],
     ),
+    _rule(
+        "introspection:history",
+        "rule:reader_or_more",
+        "Read a node's hardware history and changes (1.23).",
+        [
+            ("/v1/introspection/{node_id}/history", "GET"),
+            ("/v1/introspection/{node_id}/changes", "GET"),
+        ],
+    ),
 ]
 
 

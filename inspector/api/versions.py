@@ -39,6 +39,10 @@ FEATURES = (
     Feature("pxe-filters", "resource", (1, 21), "/v1/pxe-filters"),
     Feature("owner", "field", (1, 22)),
     Feature("owner_since", "field", (1, 22)),
+    # a node's hardware history (api/history.py): sub-resources of an
+    # introspection, so behaviours its views check, not blueprints
+    Feature("introspection-history", "behaviour", (1, 23)),
+    Feature("introspection-changes", "behaviour", (1, 23)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

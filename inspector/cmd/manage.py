@@ -11,6 +11,9 @@ filters' reports and asks them for a repair sync;
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
 (:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
 restores introspection rules as JSON.
+``history NODE [--limit N] [--json]`` and ``changes NODE [--limit N]
+[--json]`` show a node's hardware history and changes, newest first (NODE:
+a UUID, or the node's name as its last run recorded it).
 """
 
 import json
@@ -97,6 +100,14 @@ def _add_commands(subparsers: Any) -> None:
         "lost, from a directory data store",
     )
     sync.add_argument("--json", action="store_true")
+    for name, text in (
+        ("history", "a node's runs, newest first, with how many components changed"),
+        ("changes", "a node's hardware changes, newest run first"),
+    ):
+        command = subparsers.add_parser(name, help=text)
+        command.add_argument("node", help="node UUID or name")
+        command.add_argument("--limit", type=int, default=50, help="at most N rows")
+        command.add_argument("--json", action="store_true")
 
 
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
@@ -239,6 +250,61 @@ def _pxe_filters(conf: cfg.ConfigOpts) -> int:
     return 0
 
 
+HISTORY_COLUMNS: tuple[str, ...] = (
+    "uuid",
+    "started_at",
+    "finished_at",
+    "state",
+    "changes",
+    "error",
+)
+CHANGE_COLUMNS = ("run", "finished_at", "component", "kind", "field", "before", "after")
+
+
+def _history(conf: cfg.ConfigOpts) -> int:
+    """``history`` and ``changes``: read from the database, as the API."""
+    from inspector import exceptions
+    from inspector.db import engine, hardware_runs, introspections, migration
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    limit = conf.command.limit
+    if limit < 1:
+        raise exceptions.InvalidInput(f"--limit must be at least 1, not {limit}")
+    uuid = hardware_runs.node_by_name(db, conf.command.node) or conf.command.node
+    rows: list[dict[str, Any]]
+    if conf.command.name == "history":
+        entries = hardware_runs.history(db, uuid, limit=limit)
+        rows = [
+            {
+                "uuid": e.uuid,
+                "started_at": e.started_at.isoformat(),
+                "finished_at": e.finished_at.isoformat(),
+                "state": e.state,
+                "error": e.error,
+                "changes": e.changes,
+            }
+            for e in entries
+        ]
+        columns = HISTORY_COLUMNS
+    else:
+        rows, _next = hardware_runs.changes(db, uuid, limit=limit)
+        columns = CHANGE_COLUMNS
+    if not rows and not hardware_runs.exists(db, uuid):
+        introspections.get(db, uuid)  # never introspected: not found
+    if conf.command.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return json.dumps(value, sort_keys=True)
+        return value
+
+    print(_table([{k: cell(v) for k, v in r.items()} for r in rows], columns))
+    return 0
+
+
 LOST_COLUMNS = ("node", "step", "owner", "owner_since", "handed_to", "reason")
 
 
@@ -279,6 +345,8 @@ def run(conf: cfg.ConfigOpts) -> int:
         return _pxe_filters(conf)
     if conf.command.name == "rules":
         return _rules(conf)
+    if conf.command.name in ("history", "changes"):
+        return _history(conf)
     group = _service_group(conf)
     action = conf.command.action
     if action == "list":

@@ -5,7 +5,7 @@ import logging
 from inspector import states
 from inspector.conductor import power
 from inspector.conductor.fencing import fence
-from inspector.db import introspections
+from inspector.db import hardware_runs, introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
@@ -24,5 +24,6 @@ def run(rt: Runtime, record: IntrospectionRecord) -> None:
         states.ABORT_END,
         expected_version=record.version,
         error=states.ABORTED_MESSAGE,
+        hardware=hardware_runs.new_run(record.uuid),
     )
     LOG.info("Introspection of node %s aborted", record.uuid)

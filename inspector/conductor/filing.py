@@ -15,7 +15,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor import owed
-from inspector.db import data_store, introspections, stored_data
+from inspector.db import data_store, hardware_runs, introspections, stored_data
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
@@ -31,6 +31,9 @@ class Outcome:
     it could be computed (the whole processing is owed)."""
     pending: owed.WritesOwed | None = None
     """The writes Ironic did not take, or None when it took them all."""
+    hardware: hardware_runs.Run | None = None
+    """The run to record in the hardware history (its record None when
+    processing did not get that far)."""
 
 
 def finish(
@@ -65,6 +68,7 @@ def finish(
         expected_version=record.version,
         owed=writes,
         current=record,
+        hardware=done.hardware,
     )
     if done.pending is None:
         store.settle(finished)
@@ -106,7 +110,13 @@ def fail(rt: Runtime, uuid: str, version: int, message: str) -> None:
         LOG.error("Could not file the data of node %s: %s", uuid, exc)
     try:
         failed = introspections.transition(
-            rt.db, uuid, states.FAIL, expected_version=version, error=message
+            rt.db,
+            uuid,
+            states.FAIL,
+            expected_version=version,
+            error=message,
+            # in the history too, without a record
+            hardware=hardware_runs.new_run(uuid),
         )
     except (
         exceptions.StaleState,

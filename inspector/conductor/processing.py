@@ -18,9 +18,11 @@ from typing import Any
 from inspector import exceptions, faults, metrics, states
 from inspector.conductor import filing, owed
 from inspector.conductor.fencing import fence, fenced_post
-from inspector.db import ramdisk_logs, stored_data
+from inspector.db import hardware_runs, ramdisk_logs, stored_data
 from inspector.db import rules as rules_db
 from inspector.db.introspections import IntrospectionRecord
+from inspector.history import diff
+from inspector.history import record as hardware_record
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
 from inspector.rules import runner
@@ -82,9 +84,16 @@ def update_node(
     uuid: str,
     data: dict[str, Any],
     ports: list[dict[str, Any]] | None = None,
+    hardware: hardware_runs.Run | None = None,
+    previous_run: str | None = None,
 ) -> dict[str, Any]:
     """Run every hook and rule on ``data`` (in place), write the result to
     Ironic.
+
+    With ``hardware`` (the run being recorded), the hardware record is
+    made after the hooks and before the rules, compared with the record
+    of ``previous_run`` (the node's latest, one read), and the changes
+    given to the rules as ``data["hardware_changes"]``.
 
     ``ports`` are the node's ports when they were just read (at the start
     of this introspection); else they are listed from Ironic. The node is
@@ -103,6 +112,8 @@ def update_node(
     by_mac = {str(p["address"]).lower(): p for p in ports if p.get("address")}
     ctx = NodeContext(uuid=uuid, node=node, ports=by_mac)
     pipeline.run_before_update(hooks, data, ctx)
+    if hardware is not None:
+        _observe(rt, hardware, data, node, previous_run)
     applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
     try:
         apply.apply_to_ironic(rt.baremetal, ctx)
@@ -120,6 +131,40 @@ def update_node(
         len(applied),
     )
     return data
+
+
+def _observe(
+    rt: Runtime,
+    hardware: hardware_runs.Run,
+    data: dict[str, Any],
+    node: dict[str, Any],
+    previous_run: str | None,
+) -> None:
+    """Fill ``hardware`` from the processed ``data``: its record, facts,
+    links and changes against ``previous_run``'s record."""
+    summary = hardware_record.summarise(data)
+    previous = (
+        None if previous_run is None else hardware_runs.get_record(rt.db, previous_run)
+    )
+    changes = diff.changes(previous, summary.record)
+    hardware.node_name = node.get("name")
+    hardware.record = summary.record
+    hardware.facts = summary.facts
+    hardware.links = summary.links
+    hardware.changes = changes
+    hardware.change_count = diff.changed_components(changes)
+    # rules see this run's changes (data://hardware_changes)
+    data["hardware_changes"] = [{**change, "run": hardware.run} for change in changes]
+    for change in changes:
+        metrics.HARDWARE_CHANGES.labels(change["kind"]).inc()
+    if changes:
+        LOG.info(
+            "Node %s: %d hardware changes in %d components since run %s",
+            hardware.node_uuid,
+            len(changes),
+            hardware.change_count,
+            previous_run,
+        )
 
 
 def _ports_read_at_start(record: IntrospectionRecord) -> list[dict[str, Any]] | None:
@@ -147,15 +192,19 @@ def _conclude(
     uuid = record.uuid
     started = time.monotonic()
     result = "error"
+    hardware = hardware_runs.new_run(uuid)
     try:
         ports = _ports_read_at_start(record)
-        done = filing.Outcome(update_node(rt, hooks, uuid, data, ports))
+        processed = update_node(
+            rt, hooks, uuid, data, ports, hardware, record.hardware_run
+        )
+        done = filing.Outcome(processed, hardware=hardware)
         result = "success"
     except owed.WritesOwed as exc:  # Ironic is away: keep the results
-        done, result = filing.Outcome(exc.data, exc), "pending"
+        done, result = filing.Outcome(exc.data, exc, hardware), "pending"
     except owed.TEMPORARY as exc:  # away before anything was written
         pending = owed.WritesOwed({"reprocess": True}, exc.message, data)
-        done, result = filing.Outcome(None, pending), "pending"
+        done, result = filing.Outcome(None, pending, hardware), "pending"
     finally:
         metrics.PROCESSING_SECONDS.labels(result).observe(time.monotonic() - started)
     if power_off and done.pending is None:

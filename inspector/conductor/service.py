@@ -15,6 +15,7 @@ from inspector.conductor.manager import ConductorManager
 from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
 from inspector.conf import default
+from inspector.db import hardware_runs
 from inspector.outages import OutageLog
 from inspector.processing import pipeline
 from inspector.runtime import Runtime
@@ -109,7 +110,13 @@ class ConductorService:
                 lambda: float(conf.processing.sync_interval),
                 self._reconcile,
             ),
+            PeriodicTask(
+                "history",
+                lambda: float(conf.history.prune_interval),
+                self._prune_history,
+            ),
         ]
+        self._pruning = hardware_runs.Pruning()
 
     def _cluster_duties(self) -> None:
         """Renew (or try to take) the lead, then look for lost work: all of
@@ -160,6 +167,22 @@ class ConductorService:
                 finding.detail,
                 finding.action,
             )
+
+    def _prune_history(self) -> None:
+        """Old runs of the hardware history, by the leader only, a batch
+        at a time (never in the processing step)."""
+        if not self.leadership.is_leader():
+            return
+        history = self.rt.conf.history
+        deleted = hardware_runs.prune(
+            self.rt.db,
+            self._pruning,
+            keep_runs=history.keep_runs,
+            max_age_days=history.max_age_days,
+            batch=history.prune_batch,
+        )
+        if deleted:
+            LOG.info("Pruned %d runs of the hardware history", deleted)
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from inspector import exceptions, states
 from inspector.conductor import power
-from inspector.db import introspections, sweeps
+from inspector.db import hardware_runs, introspections, sweeps
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ def end_timed_out(
                 states.TIMEOUT,
                 expected_version=record.version,
                 error=states.TIMEOUT_MESSAGE,
+                hardware=hardware_runs.new_run(record.uuid),
             )
         except exceptions.StaleState:
             continue

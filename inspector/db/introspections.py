@@ -15,7 +15,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from inspector import exceptions, states
-from inspector.db import models, stored_data
+from inspector.db import hardware_runs, models, stored_data
 from inspector.db.engine import Database
 from inspector.db.models import utcnow
 
@@ -275,6 +275,7 @@ def transition(
     claim_within: float = CLAIM_WITHIN,
     owed: tuple[str, str] | None = None,
     current: IntrospectionRecord | None = None,
+    hardware: hardware_runs.Run | None = None,
 ) -> IntrospectionRecord:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
@@ -289,6 +290,10 @@ def transition(
     Every change of state bumps the version, so the write's compare on the
     version alone finds the state the caller knows, or fails with
     :class:`StaleState` (also when the row was deleted meanwhile).
+
+    ``hardware`` is the run that ends here, written to the hardware
+    history when the event ends it (one INSERT in this transaction); a
+    finished run with a record becomes the node's ``hardware_run``.
     """
     if current is not None and current.version != expected_version:
         raise ValueError("current must be the row at expected_version")
@@ -313,9 +318,22 @@ def transition(
             values["error"] = error if new_state == states.ERROR else None
             values["owed_writes"], values["owed_reason"] = owed or (None, None)
             conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
+            if (
+                hardware is not None
+                and new_state == states.FINISHED
+                and hardware.record is not None
+            ):
+                values["hardware_run"] = hardware.run
         elif error is not None:
             values["error"] = error
         written = compare_and_swap(conn, uuid, row.version, values)
+        if hardware is not None and new_state in states.FINAL:
+            if new_state == states.ERROR and hardware.error is None:
+                hardware.error = error
+            if hardware.started_at is None:
+                reapply = row.state == states.REAPPLYING and row.claimed_at
+                hardware.started_at = row.claimed_at if reapply else row.started_at
+            hardware_runs.insert(conn, hardware, now, new_state)
         if raw_data is not None:
             stored_data.put(conn, uuid, raw_data, processed=False, logs=raw_logs)
     return record_of(written)

@@ -44,6 +44,8 @@ ENDPOINTS = [
     ("GET", f"/v1/conductors/{HOST}", "reader"),
     ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),
     ("GET", "/v1/pxe-filters", "reader"),
+    ("GET", f"/v1/introspection/{NODE}/history", "reader"),
+    ("GET", f"/v1/introspection/{NODE}/changes", "reader"),
 ]
 ROLES = {
     "none": ["member"],

@@ -26,7 +26,7 @@ from inspector.server import wiring
 from tests.functional.conftest import Service, build_payload, random_mac
 from tests.functional.fake_ironic import FakeIronic
 
-PERIODIC_THREADS = {"cluster", "timeouts", "reconcile"}
+PERIODIC_THREADS = {"cluster", "timeouts", "reconcile", "history"}
 SIZES = {"small": (100, 1_000), "fleet": (10_000, 200_000)}
 RULE = {
     "conditions": [{"op": "ge", "field": "memory_mb", "value": 1}],

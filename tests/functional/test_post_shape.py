@@ -37,8 +37,13 @@ class Counts:
         self.logs_serialised = 0
 
     def _is_post(self, text: str) -> bool:
-        # the processed data carries the same inventory, and "all_interfaces"
-        return self.marker in text and '"all_interfaces"' not in text
+        # the processed data carries the same inventory, and "all_interfaces";
+        # the hardware record and links name the MACs, but no "inventory"
+        return (
+            self.marker in text
+            and '"inventory"' in text
+            and '"all_interfaces"' not in text
+        )
 
     def dumps(self, real: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
         text = real(value, *args, **kwargs)

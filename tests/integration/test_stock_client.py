@@ -35,7 +35,7 @@ def client(inspector: InspectorServer) -> ironic_inspector_client.ClientV1:
 
 def test_default_version_is_1_0(client: ironic_inspector_client.ClientV1) -> None:
     assert client._version_str == "1.0"
-    assert client.server_api_versions() == ((1, 0), (1, 22))
+    assert client.server_api_versions() == ((1, 0), (1, 23))
 
 
 def test_full_cycle_by_name(

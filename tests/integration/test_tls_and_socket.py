@@ -78,7 +78,7 @@ def test_stock_client_over_https(
     client = ironic_inspector_client.ClientV1(
         inspector_url=https_inspector.url, session=session
     )
-    assert client.server_api_versions() == ((1, 0), (1, 22))
+    assert client.server_api_versions() == ((1, 0), (1, 23))
 
     machine, uuid = lab.machine()
     client.introspect(machine.name)

@@ -165,3 +165,18 @@ def test_apache_config_serves_the_wsgi_module(tmp_path: Any) -> None:
         assert "python-home=" in conf
     finally:
         server.stop()
+
+
+def test_repair_is_a_swapped_disk_and_less_memory() -> None:
+    """The demo's second act: what the repaired machine's ramdisk posts
+    differs from before by exactly one disk and the memory."""
+    from inspector.history import diff, record
+
+    machine = machines.make_machine(3)
+    before = record.build(machine.payload())
+    old, new = machines.repair(machine)
+    assert old != new
+    found = diff.changes(before, record.build(machine.payload()))
+    assert sorted((c["component"], c["kind"]) for c in found) == sorted(
+        [(f"disk:{old}", "removed"), (f"disk:{new}", "added"), ("memory", "changed")]
+    )

@@ -182,11 +182,23 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "processing": frozenset(),
     # actions work on the node context processing hands them
     "rules": frozenset({"processing"}),
+    # the hardware record reads the data as the hooks leave it (and decodes
+    # raw LLDP with the hooks' decoder when lldp_basic is off)
+    "history": frozenset({"processing"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
     "intake": frozenset({"db", "baremetal", "conductor.rpcapi"}),
     "conductor": frozenset(
-        {"conf", "db", "baremetal", "coordination", "locking", "processing", "rules"}
+        {
+            "conf",
+            "db",
+            "baremetal",
+            "coordination",
+            "locking",
+            "processing",
+            "rules",
+            "history",
+        }
     ),
     # the client side of the RPC API: the API process loads it, so it
     # knows nothing of the conductor's work
@@ -220,6 +232,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "locking",
             "processing",
             "rules",
+            "history",
             "jsonrpc",
             "pxe_filter",
             "intake",
@@ -227,6 +240,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "api",
         }
     ),
+    # OpenStackClient's commands (loaded by OSC only): HTTP to the API
+    "osc": frozenset(),
     # the OS-process bootstrap: threads, options, logging, signals
     "bootstrap": frozenset({"conf"}),
 }

@@ -4,7 +4,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.conductor import abort
-from inspector.db import introspections
+from inspector.db import hardware_runs, introspections
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import (
     UUID,
@@ -33,6 +33,10 @@ def test_powers_off_and_ends_canceled(rt: Runtime, ironic: FakeIronic) -> None:
     assert ironic.calls == [("set_power_state", UUID, "power off")]
     ended = introspections.get(rt.db, UUID)
     assert ended.state == states.ERROR and ended.error == states.ABORTED_MESSAGE
+    # a run in the hardware history, without a record
+    [run] = hardware_runs.history(rt.db, UUID, limit=5)
+    assert (run.state, run.error) == (states.ERROR, states.ABORTED_MESSAGE)
+    assert ended.hardware_run is None
 
 
 def test_a_failed_power_off_still_ends_it(rt: Runtime, ironic: FakeIronic) -> None:

@@ -10,7 +10,7 @@ from oslo_config import cfg
 
 from inspector import exceptions, states
 from inspector.conductor import filing, owed
-from inspector.db import introspections, stored_data
+from inspector.db import hardware_runs, introspections, stored_data
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import UUID, moved_on, posted
 
@@ -61,6 +61,9 @@ def test_fail_ends_in_error_and_keeps_the_raw_data(rt: Runtime) -> None:
     assert failed.state == states.ERROR
     assert failed.error == "the hook refused the data"
     assert stored_data.get(rt.db, UUID, processed=False) == {"inventory": {"raw": 1}}
+    [run] = hardware_runs.history(rt.db, UUID, limit=5)
+    assert (run.state, run.error) == (states.ERROR, "the hook refused the data")
+    assert run.started_at == failed.started_at and run.changes == 0
 
 
 def test_fail_on_stale_work_changes_nothing(rt: Runtime) -> None:
@@ -69,6 +72,7 @@ def test_fail_on_stale_work_changes_nothing(rt: Runtime) -> None:
     filing.fail(rt, UUID, record.version, "too late")
     current = introspections.get(rt.db, UUID)
     assert current.state == states.PROCESSING and current.error is None
+    assert hardware_runs.history(rt.db, UUID, limit=5) == []  # rolled back
 
 
 def test_settled_data_goes_where_the_store_says(

@@ -5,7 +5,7 @@ from oslo_config import cfg
 
 from inspector import states
 from inspector.conductor import timeouts
-from inspector.db import introspections
+from inspector.db import hardware_runs, introspections
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import UUID, Clock, FakeIronic, posted
 
@@ -23,6 +23,8 @@ def test_ends_only_what_ran_too_long_and_powers_it_off(
     ended = introspections.get(rt.db, UUID)
     assert ended.state == states.ERROR and ended.error == states.TIMEOUT_MESSAGE
     assert ironic.calls == [("set_power_state", UUID, "power off")]
+    [run] = hardware_runs.history(rt.db, UUID, limit=5)
+    assert (run.state, run.error) == (states.ERROR, states.TIMEOUT_MESSAGE)
     assert timeouts.end_timed_out(rt, clock) == 0  # final: not again
 
 
