@@ -131,6 +131,20 @@ _API = [
         "See the PXE filters: what each allows and denies, healthy or not (1.21).",
         [("/v1/pxe-filters", "GET")],
     ),
+    _rule(
+        "introspection:inventory:get",
+        "rule:reader_or_more",
+        "Read the fleet view: inventory, summary, outliers, cabling (1.23) "
+        "and the /fleet page.",
+        [
+            ("/v1/inventory", "GET"),
+            ("/v1/inventory/summary", "GET"),
+            ("/v1/inventory/outliers", "GET"),
+            ("/v1/inventory/cabling", "GET"),
+            ("/fleet", "GET"),
+            ("/fleet/nodes/{node_id}", "GET"),
+        ],
+    ),
 ]
 
 

@@ -39,6 +39,7 @@ FEATURES = (
     Feature("pxe-filters", "resource", (1, 21), "/v1/pxe-filters"),
     Feature("owner", "field", (1, 22)),
     Feature("owner_since", "field", (1, 22)),
+    Feature("inventory", "resource", (1, 23), "/v1/inventory"),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

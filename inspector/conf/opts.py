@@ -17,6 +17,7 @@ from inspector.conf import (
     discovery,
     extra_hardware,
     healthcheck,
+    inventory,
     ironic,
     json_rpc,
     libraries,
@@ -58,6 +59,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (oslo_middleware.GROUP, oslo_middleware.register_opts, oslo_middleware.list_opts),
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
     (mdns.GROUP, mdns.register_opts, mdns.list_opts),
+    (inventory.GROUP, inventory.register_opts, inventory.list_opts),
 ]
 
 

@@ -44,6 +44,12 @@ ENDPOINTS = [
     ("GET", f"/v1/conductors/{HOST}", "reader"),
     ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),
     ("GET", "/v1/pxe-filters", "reader"),
+    ("GET", "/v1/inventory", "reader"),
+    ("GET", "/v1/inventory/summary", "reader"),
+    ("GET", "/v1/inventory/outliers", "reader"),
+    ("GET", "/v1/inventory/cabling", "reader"),
+    ("GET", "/fleet", "reader"),
+    ("GET", f"/fleet/nodes/{NODE}", "reader"),
 ]
 ROLES = {
     "none": ["member"],
