@@ -210,63 +210,86 @@ def generate(
     db: Database, nodes: int, runs: int, *, seed: int = 32, products: int = 8
 ) -> list[str]:
     """A fleet of ``nodes`` machines with ``runs`` runs each, written in
-    batches; about one run in ten changes something, a few nodes are
-    outliers and a few ports are cabled twice. Returns the node UUIDs."""
+    the order the service would write them (every node's first run, then
+    every node's second...); about one run in ten changes something, a few
+    nodes are outliers and a few ports are cabled twice. Returns the node
+    UUIDs."""
     rng = random.Random(seed)
     uuids = [
         str(uuidlib.UUID(int=rng.getrandbits(128), version=4)) for _ in range(nodes)
     ]
-    batch: list[dict[str, Any]] = []
-    for index, node in enumerate(uuids):
-        product = index % products
-        memory = 131072 * (1 + product % 3)
-        if index % 997 == 0:
-            memory //= 2  # an outlier of its product
-        switch = f"00:1c:73:00:{index // 48 // 256:02x}:{index // 48 % 256:02x}"
-        port = f"Ethernet{index % 48 + 1}"
-        if index % 1999 == 1:
-            port = "Ethernet1"  # cabled onto a taken port
-        mac = (
-            f"52:54:{index >> 16 & 255:02x}:{index >> 8 & 255:02x}:{index & 255:02x}:00"
-        )
-        nics = [
-            nic(
-                mac,
-                "eno1",
-                switch_id=switch,
-                switch_name=f"tor-{index // 48}",
-                port_id=port,
-                pxe=True,
-            ),
-            nic(mac[:-2] + "01", "eno2"),
-        ]
-        record = machine(
-            product=f"Model {product}",
-            serial=f"SN{index:08d}",
-            memory_mb=memory,
-            cpus=32 * (1 + product % 2),
-            nics=nics,
-            bmc=f"10.{index >> 16 & 255}.{index >> 8 & 255}.{index & 255}",
-        )
-        name = f"node-{index:05d}"
-        for number in range(runs):
+    machines = [_generated(index, products) for index in range(nodes)]
+    latest: dict[str, dict[str, Any]] = {}
+    for number in range(runs):
+        batch = []
+        for index, node in enumerate(uuids):
+            name, record, nics = machines[index]
             finished = BASE_TIME + datetime.timedelta(hours=number * 24, seconds=index)
             changed = []
             if number and rng.random() < 0.1:
-                changed = [change("memory", "changed", "total_mb", memory, memory)]
-            batch.append(
-                run_row(
-                    node,
-                    record,
-                    name=name,
-                    links=nics,
-                    finished_at=finished,
-                    changes=changed,
-                )
+                before = f"1.{number - 1}"
+                changed = [change("system", "changed", "bios_version", before, "x")]
+            row = run_row(
+                node,
+                record,
+                name=name,
+                links=nics,
+                finished_at=finished,
+                changes=changed,
             )
-        if len(batch) >= 20000:
-            insert(db, batch)
-            batch = []
-    if batch:
-        insert(db, batch)
+            batch.append(row)
+            latest[node] = row
+        with db.begin() as conn:
+            for start in range(0, len(batch), 5000):
+                conn.execute(sa.insert(RUNS), batch[start : start + 5000])
+    with db.begin() as conn:
+        rows = [
+            {
+                "uuid": node,
+                "state": "finished",
+                "version": 1,
+                "started_at": row["started_at"],
+                "finished_at": row["finished_at"],
+                "manage_boot": True,
+                "hardware_run": row["run"],
+            }
+            for node, row in latest.items()
+        ]
+        for start in range(0, len(rows), 5000):
+            conn.execute(sa.insert(NODES), rows[start : start + 5000])
     return uuids
+
+
+def _generated(
+    index: int, products: int
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """Node ``index`` of a generated fleet: its name, record and NICs."""
+    product = index % products
+    memory = 131072 * (1 + product % 3)
+    if index % 997 == 0:
+        memory //= 2  # an outlier of its product
+    switch = f"00:1c:73:00:{index // 48 // 256:02x}:{index // 48 % 256:02x}"
+    port = f"Ethernet{index % 48 + 1}"
+    if index % 1999 == 1:
+        port = "Ethernet1"  # cabled onto a taken port
+    mac = f"52:54:{index >> 16 & 255:02x}:{index >> 8 & 255:02x}:{index & 255:02x}:00"
+    nics = [
+        nic(
+            mac,
+            "eno1",
+            switch_id=switch,
+            switch_name=f"tor-{index // 48}",
+            port_id=port,
+            pxe=True,
+        ),
+        nic(mac[:-2] + "01", "eno2"),
+    ]
+    record = machine(
+        product=f"Model {product}",
+        serial=f"SN{index:08d}",
+        memory_mb=memory,
+        cpus=32 * (1 + product % 2),
+        nics=nics,
+        bmc=f"10.{index >> 16 & 255}.{index >> 8 & 255}.{index & 255}",
+    )
+    return f"node-{index:05d}", record, nics

@@ -16,7 +16,6 @@ import flask
 from inspector import exceptions
 from inspector.api import inventory
 from inspector.db import fleet
-from inspector.fleet import outliers
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint(
@@ -54,34 +53,37 @@ def _page(template: str, **context: Any) -> flask.Response:
     return response
 
 
+def _overview(rt: Runtime) -> dict[str, Any]:
+    nodes = inventory.snapshot(rt).facts
+    products = collections.Counter((n.get("vendor"), n.get("product")) for n in nodes)
+    return {
+        "total": len(nodes),
+        "products": sorted(products.items(), key=lambda p: (-p[1], str(p[0]))),
+        "names": {n["uuid"]: n.get("name") for n in nodes},
+    }
+
+
 @blueprint.get("")
 @blueprint.get("/")
 def get_fleet() -> flask.Response:
     rt = _rt()
     opts = rt.conf.inventory
-    nodes = fleet.facts(rt.db)
-    names = {n["uuid"]: n.get("name") for n in nodes}
-    products = collections.Counter((n.get("vendor"), n.get("product")) for n in nodes)
-    found = outliers.find(
-        nodes,
-        peer_facts=list(opts.peer_facts),
-        min_peers=opts.min_peers,
-        share=opts.peer_share,
-    )
+    overview = fleet.cached(rt.db, "page", lambda: _overview(rt))
+    found = inventory.find_outliers(rt)
     wiring = inventory.cabling_view(rt)
     problems = wiring["problems"]
     changes = fleet.recent_changes(rt.db, opts.page_changes)
     return _page(
         "fleet.html",
-        total=len(nodes),
-        products=sorted(products.items(), key=lambda p: (-p[1], str(p[0]))),
+        total=overview["total"],
+        products=overview["products"],
         outliers=found[:SHOWN],
         outliers_total=len(found),
         problems=problems[:SHOWN],
         problems_total=len(problems),
         links_total=len(wiring["links"]),
         changes=changes,
-        names=names,
+        names=overview["names"],
         peer_facts=", ".join(opts.peer_facts),
     )
 

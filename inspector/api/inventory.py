@@ -78,14 +78,25 @@ def get_summary() -> flask.Response:
 
 
 def find_outliers(rt: Runtime) -> list[dict[str, Any]]:
-    """The outliers of the fleet as ``[inventory]`` defines peers."""
+    """The outliers of the fleet as ``[inventory]`` defines peers (kept
+    while the fleet view does not change: :func:`fleet.cached`)."""
     opts = rt.conf.inventory
-    return outliers.find(
-        fleet.facts(rt.db),
-        peer_facts=list(opts.peer_facts),
-        min_peers=opts.min_peers,
-        share=opts.peer_share,
-    )
+    peer_facts = tuple(opts.peer_facts)
+    min_peers, share = opts.min_peers, opts.peer_share
+
+    def compute() -> list[dict[str, Any]]:
+        return outliers.find(
+            snapshot(rt).facts,
+            peer_facts=peer_facts,
+            min_peers=min_peers,
+            share=share,
+        )
+
+    return fleet.cached(rt.db, ("outliers", peer_facts, min_peers, share), compute)
+
+
+def snapshot(rt: Runtime) -> fleet.Snapshot:
+    return fleet.cached(rt.db, "snapshot", lambda: fleet.snapshot(rt.db))
 
 
 @blueprint.get("/outliers")
@@ -154,8 +165,12 @@ def check_conf(conf: cfg.ConfigOpts) -> None:
 
 def cabling_view(rt: Runtime) -> dict[str, Any]:
     """Links and problems of the fleet's latest runs."""
-    rules = EXPECTED.rules(rt.conf.inventory.expected_cabling)
-    return cabling.view(fleet.links(rt.db), rules)
+    rules = tuple(EXPECTED.rules(rt.conf.inventory.expected_cabling))
+    return fleet.cached(
+        rt.db,
+        ("cabling", rules),
+        lambda: cabling.view(snapshot(rt).links, rules),
+    )
 
 
 @blueprint.get("/cabling")

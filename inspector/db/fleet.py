@@ -7,16 +7,22 @@ Never a group-wise maximum over the history: the join reads one run per
 node through the runs' primary key.
 """
 
+import dataclasses
 import datetime
 import json
-from collections.abc import Mapping
-from typing import Any, cast
+import threading
+import time
+import weakref
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
 from inspector import exceptions
 from inspector.db import models
 from inspector.db.engine import Database
+
+T = TypeVar("T")
 
 _NODES = cast(sa.Table, models.Introspection.__table__)
 _RUNS = cast(sa.Table, models.HardwareRun.__table__)
@@ -144,10 +150,11 @@ def nodes(
         query = query.order_by(_NODES.c.uuid).limit(limit)
         result = conn.execute(query)
         keys = list(result.keys())
-        return [
-            {key: _fact_value(value) for key, value in zip(keys, row, strict=True)}
-            for row in result
-        ]
+        found = [dict(zip(keys, row, strict=True)) for row in result]
+    if "finished_at" in keys:
+        for entry in found:
+            entry["finished_at"] = _fact_value(entry["finished_at"])
+    return found
 
 
 def summary(
@@ -174,29 +181,111 @@ def summary(
     return groups
 
 
-def facts(db: Database) -> list[dict[str, Any]]:
-    """Every node's ``uuid`` and facts (the outliers' input; one row per
-    node, 10,000 at most)."""
-    return nodes(db, limit=2**31 - 1)
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """The whole fleet view at one moment, read in one statement: the
+    outliers', the cabling's and the page's input. Shared between requests
+    (see :func:`cached`): never changed in place."""
+
+    facts: list[dict[str, Any]]
+    """Every node's ``uuid`` and facts, by UUID."""
+    links: list[dict[str, Any]]
+    """Every node's ``{"uuid", "name", "links"}`` (its latest run's
+    ``links`` column, parsed), by UUID."""
 
 
-def links(db: Database) -> list[dict[str, Any]]:
-    """``{"uuid", "name", "links"}`` of every node (the cabling's input):
-    the ``links`` column of its latest run, parsed."""
+def snapshot(db: Database) -> Snapshot:
+    """Read the fleet view (10,000 rows at most, one per node)."""
+    columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
     query = (
-        sa.select(_NODES.c.uuid, _RUNS.c.node_name, _RUNS.c.links)
+        sa.select(*columns, _RUNS.c.links.label("_links"))
         .select_from(_JOIN)
         .order_by(_NODES.c.uuid)
     )
+    facts = []
+    links = []
     with db.connect() as conn:
-        return [
-            {
-                "uuid": row.uuid,
-                "name": row.node_name,
-                "links": json.loads(row.links) if row.links else [],
-            }
-            for row in conn.execute(query)
-        ]
+        result = conn.execute(query)
+        keys = list(result.keys())[:-1]
+        for row in result:
+            entry = dict(zip(keys, row, strict=False))
+            entry["finished_at"] = _fact_value(entry["finished_at"])
+            facts.append(entry)
+            raw = row[-1]
+            links.append(
+                {
+                    "uuid": entry["uuid"],
+                    "name": entry["name"],
+                    "links": json.loads(raw) if raw else [],
+                }
+            )
+    return Snapshot(facts, links)
+
+
+RECENT = datetime.timedelta(hours=1)
+"""How far back the fingerprint counts runs (see :func:`fingerprint`)."""
+CACHE_SECONDS = 30.0
+"""The longest a cached answer lives even when the fingerprint has not
+changed (a change it cannot see: a latest run pruned by age)."""
+
+
+def fingerprint(db: Database) -> tuple[Any, ...]:
+    """What changes when the fleet view does, in one cheap statement (each
+    part read through an index): how many nodes there are, the newest
+    run's end, and how many runs ended in the last hour (so a run committed
+    after a newer one, or removed, still shows)."""
+    since = models.utcnow() - RECENT
+    query = sa.select(
+        sa.select(sa.func.count()).select_from(_NODES).scalar_subquery(),
+        sa.select(sa.func.max(_RUNS.c.finished_at)).scalar_subquery(),
+        sa.select(sa.func.count())
+        .select_from(_RUNS)
+        .where(_RUNS.c.finished_at >= since)
+        .scalar_subquery(),
+    )
+    with db.connect() as conn:
+        row = conn.execute(query).one()
+    return tuple(row)
+
+
+class _Cache:
+    def __init__(self) -> None:
+        self.guard = threading.Lock()
+        self.fingerprint: tuple[Any, ...] | None = None
+        self.since = 0.0
+        self.values: dict[Hashable, Any] = {}
+
+
+_CACHES: "weakref.WeakKeyDictionary[Database, _Cache]" = weakref.WeakKeyDictionary()
+_CACHES_GUARD = threading.Lock()
+
+
+def cached(db: Database, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``'s answer over the fleet view, kept while the view's
+    :func:`fingerprint` stays the same (and at most ``CACHE_SECONDS``).
+
+    The outliers, the cabling and the page read all 10,000 nodes; between
+    two finished runs they answer from here, at the cost of one cheap
+    statement. The answer is shared: callers must not change it.
+    """
+    with _CACHES_GUARD:
+        cache = _CACHES.get(db)
+        if cache is None:
+            cache = _CACHES[db] = _Cache()
+    now = time.monotonic()
+    current = fingerprint(db)
+    with cache.guard:
+        if current != cache.fingerprint or now - cache.since > CACHE_SECONDS:
+            cache.fingerprint, cache.since, cache.values = current, now, {}
+        if key in cache.values:
+            found: T = cache.values[key]
+            return found
+        values = cache.values
+    value = compute()
+    with cache.guard:
+        if cache.values is values:  # not reset meanwhile
+            values[key] = value
+    return value
 
 
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:
