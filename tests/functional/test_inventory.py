@@ -6,6 +6,7 @@ peers of the outliers, the filter of the listings) and names its nodes.
 """
 
 import datetime
+import json
 import pathlib
 import uuid as uuidlib
 from typing import Any
@@ -16,7 +17,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.api import inventory
 from lab import fleet_rows
-from tests.functional.conftest import Service
+from tests.functional.conftest import Service, database_conf, run_script
 
 V123 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.23"}
 V122 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.22"}
@@ -275,3 +276,69 @@ def test_fleet_page_escapes_and_links(service: Service) -> None:
     missing = service.client.get(f"/fleet/nodes/{uuidlib.uuid4()}")
     assert missing.status_code == 404
     assert "has no hardware record" in missing.get_json()["error"]["message"]
+
+
+def test_manage_inventory_reads_the_database(
+    service: Service, tmp_path: pathlib.Path
+) -> None:
+    product = _product()
+    rows = _fleet(service, product, 6, memory_mb=131072)
+    odd = next(r for r in rows if r["memory_mb"] == 131072)
+    conf = database_conf(service)
+    done = run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        conf,
+        "inventory",
+        "list",
+        "--filter",
+        f"product={product}",
+        "--fields",
+        "memory_mb,name",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert [n["uuid"] for n in json.loads(done.stdout)] == [
+        r["node_uuid"] for r in rows
+    ]
+    done = run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        conf,
+        "inventory",
+        "summary",
+        "--group-by",
+        "memory_mb",
+        "--filter",
+        f"product={product}",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["value", "count"]
+    assert lines[2].split() == ["262144", "5"] and lines[3].split() == ["131072", "1"]
+    done = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "inventory", "outliers", "--json"
+    )
+    assert done.returncode == 1, done.stderr  # found some
+    found = [o for o in json.loads(done.stdout) if o["uuid"] == odd["node_uuid"]]
+    assert [(o["fact"], o["value"], o["expected"]) for o in found] == [
+        ("memory_mb", 131072, 262144)
+    ]
+    done = run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        conf,
+        "inventory",
+        "list",
+        "--filter",
+        "memory_mb=lots",
+    )
+    assert done.returncode == 2
+    assert "memory_mb: 'lots', expected an integer" in done.stderr
+    done = run_script(tmp_path, "ironic-inspector-manage", conf, "inventory", "cabling")
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.splitlines()[0].split()[:3] == [
+        "switch_name",
+        "switch_id",
+        "port_id",
+    ]
