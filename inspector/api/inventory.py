@@ -4,6 +4,7 @@ outliers and cabling, over the latest hardware record of every node."""
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import flask
@@ -12,7 +13,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.api import params
 from inspector.db import fleet
-from inspector.fleet import cabling, expected, outliers
+from inspector.fleet import cabling, expected, facts, outliers
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -52,8 +53,18 @@ def _fields() -> list[str] | None:
     if text is None:
         return None
     names = [f.strip() for f in text.split(",") if f.strip()]
-    fleet.check_facts(names, "fields")
+    facts.check(names, "fields")
     return names
+
+
+def _answer(compute: Callable[[], dict[str, Any]], *depends: Any) -> flask.Response:
+    """``compute()``'s JSON, serialised once per request path and query
+    while the fleet view does not change (a page of 1,000 nodes or the
+    cabling of 10,000 is a megabyte of JSON)."""
+    request = flask.request
+    key = ("json", request.path, request.query_string, *depends)
+    body = fleet.cached(_rt().db, key, lambda: flask.current_app.json.dumps(compute()))
+    return flask.Response(body, mimetype="application/json")
 
 
 @blueprint.get("")
@@ -64,17 +75,28 @@ def list_inventory() -> flask.Response:
     marker = flask.request.args.get("marker")
     if marker is not None:
         marker = marker.strip().lower()
-    found = fleet.nodes(
-        rt.db, fields=_fields(), filters=_filters(), limit=limit, marker=marker
-    )
-    return flask.jsonify({"nodes": found})
+    fields, filters = _fields(), _filters()
+
+    def compute() -> dict[str, Any]:
+        found = facts.page(
+            snapshot(rt).facts,
+            fields=fields,
+            filters=filters,
+            limit=limit,
+            marker=marker,
+        )
+        return {"nodes": found}
+
+    return _answer(compute)
 
 
 @blueprint.get("/summary")
 def get_summary() -> flask.Response:
     group_by = flask.request.args.get("group_by", "product")
-    groups = fleet.summary(_rt().db, group_by, _filters())
-    return flask.jsonify({"groups": groups})
+    filters = _filters()
+    return _answer(
+        lambda: {"groups": facts.summary(snapshot(_rt()).facts, group_by, filters)}
+    )
 
 
 def find_outliers(rt: Runtime) -> list[dict[str, Any]]:
@@ -96,12 +118,21 @@ def find_outliers(rt: Runtime) -> list[dict[str, Any]]:
 
 
 def snapshot(rt: Runtime) -> fleet.Snapshot:
+    """The fleet view, read again only when it changed (:func:`fleet.cached`):
+    every endpoint answers from it, so a request costs one cheap statement
+    between two finished runs."""
     return fleet.cached(rt.db, "snapshot", lambda: fleet.snapshot(rt.db))
 
 
 @blueprint.get("/outliers")
 def get_outliers() -> flask.Response:
-    return flask.jsonify({"outliers": find_outliers(_rt())})
+    opts = _rt().conf.inventory
+    return _answer(
+        lambda: {"outliers": find_outliers(_rt())},
+        tuple(opts.peer_facts),
+        opts.min_peers,
+        opts.peer_share,
+    )
 
 
 class ExpectedCabling:
@@ -175,4 +206,12 @@ def cabling_view(rt: Runtime) -> dict[str, Any]:
 
 @blueprint.get("/cabling")
 def get_cabling() -> flask.Response:
-    return flask.jsonify(cabling_view(_rt()))
+    rt = _rt()
+    # the file's rules are part of the answer: read before the cache
+    rules = tuple(EXPECTED.rules(rt.conf.inventory.expected_cabling))
+    body = fleet.cached(
+        rt.db,
+        ("cabling-json", rules),
+        lambda: flask.current_app.json.dumps(cabling_view(rt)),
+    )
+    return flask.Response(body, mimetype="application/json")

@@ -313,7 +313,7 @@ INVENTORY_COLUMNS = {
 def _inventory(conf: cfg.ConfigOpts) -> int:
     from inspector import exceptions
     from inspector.db import engine, fleet, migration
-    from inspector.fleet import cabling, expected, outliers
+    from inspector.fleet import cabling, expected, facts, outliers
 
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
@@ -329,16 +329,16 @@ def _inventory(conf: cfg.ConfigOpts) -> int:
         fields = None
         if command.fields:
             fields = [f.strip() for f in command.fields.split(",") if f.strip()]
-        rows = fleet.nodes(
-            db,
+        rows = facts.page(
+            fleet.snapshot(db).facts,
             fields=fields,
             filters=filters,
             limit=command.limit,
-            marker=command.marker and command.marker.lower(),
+            marker=command.marker,
         )
-        columns = tuple(rows[0]) if rows else ("uuid", *(fields or fleet.FACTS))
+        columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))
     elif command.action == "summary":
-        rows = fleet.summary(db, command.group_by, filters)
+        rows = facts.summary(fleet.snapshot(db).facts, command.group_by, filters)
         columns = INVENTORY_COLUMNS["summary"]
     elif command.action == "outliers":
         rows = outliers.find(

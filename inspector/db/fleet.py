@@ -13,12 +13,11 @@ import json
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
-from inspector import exceptions
 from inspector.db import models
 from inspector.db.engine import Database
 
@@ -69,116 +68,10 @@ _IN_VIEW = (
 )
 
 
-def check_facts(names: list[str], what: str) -> None:
-    """:raises InvalidInput: naming the first of ``names`` that is no fact."""
-    for name in names:
-        if name not in FACTS and name != "uuid":
-            raise exceptions.InvalidInput(
-                f"Unknown fact {name[:64]!r} in {what}; the facts are uuid, "
-                f"{', '.join(FACTS)}"
-            )
-
-
-def typed(fact: str, text: str) -> Any:
-    """``text`` as the type fact ``fact`` compares as.
-
-    :raises InvalidInput: it does not parse (``memory_mb=lots``).
-    """
-    if fact in INTEGER_FACTS:
-        try:
-            return int(text)
-        except ValueError:
-            raise exceptions.InvalidInput(
-                f"Invalid value for {fact}: {text[:32]!r}, expected an integer"
-            ) from None
-    if fact == "finished_at":
-        try:
-            parsed = datetime.datetime.fromisoformat(text)
-        except ValueError:
-            raise exceptions.InvalidInput(
-                f"Invalid value for finished_at: {text[:32]!r}, expected an "
-                "ISO 8601 time"
-            ) from None
-        if parsed.tzinfo is not None:  # stored as naive UTC
-            parsed = parsed.astimezone(datetime.UTC).replace(tzinfo=None)
-        return parsed
-    return text
-
-
-def _where(query: sa.Select[Any], filters: Mapping[str, str]) -> sa.Select[Any]:
-    check_facts(list(filters), "the filters")
-    for fact, text in sorted(filters.items()):
-        if fact == "uuid":
-            query = query.where(_NODES.c.uuid == text.lower())
-        else:
-            query = query.where(_COLUMNS[fact] == typed(fact, text))
-    return query
-
-
 def _fact_value(value: Any) -> Any:
     if isinstance(value, datetime.datetime):
         return value.isoformat()
     return value
-
-
-def nodes(
-    db: Database,
-    *,
-    fields: list[str] | None = None,
-    filters: Mapping[str, str] | None = None,
-    limit: int,
-    marker: str | None = None,
-) -> list[dict[str, Any]]:
-    """A page of the fleet, by node UUID: ``uuid`` and the ``fields`` asked
-    for (every fact when None) of each node's latest run.
-
-    :raises InvalidInput: an unknown fact, a value that does not parse, or
-        a ``marker`` that is not a node of the fleet view.
-    """
-    wanted = list(FACTS) if fields is None else [f for f in fields if f != "uuid"]
-    check_facts(wanted, "fields")
-    columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in wanted)]
-    query = _where(sa.select(*columns).select_from(_JOIN), filters or {})
-    with db.connect() as conn:
-        if marker is not None:
-            if conn.execute(_IN_VIEW, {"uuid": marker}).first() is None:
-                raise exceptions.InvalidInput(
-                    f"Marker {marker[:64]} is not a node of the inventory (a node "
-                    "with a hardware record)"
-                )
-            query = query.where(_NODES.c.uuid > marker)
-        query = query.order_by(_NODES.c.uuid).limit(limit)
-        result = conn.execute(query)
-        keys = list(result.keys())
-        found = [dict(zip(keys, row, strict=True)) for row in result]
-    if "finished_at" in keys:
-        for entry in found:
-            entry["finished_at"] = _fact_value(entry["finished_at"])
-    return found
-
-
-def summary(
-    db: Database, group_by: str, filters: Mapping[str, str] | None = None
-) -> list[dict[str, Any]]:
-    """``[{"value", "count"}]`` of fact ``group_by`` over the fleet (the
-    most common value first).
-
-    :raises InvalidInput: an unknown fact or filter value.
-    """
-    check_facts([group_by], "group_by")
-    column = _NODES.c.uuid if group_by == "uuid" else _COLUMNS[group_by]
-    count = sa.func.count().label("count")
-    query = _where(
-        sa.select(column.label("value"), count).select_from(_JOIN),
-        filters or {},
-    ).group_by(column)
-    with db.connect() as conn:
-        groups = [
-            {"value": _fact_value(row.value), "count": row.count}
-            for row in conn.execute(query)
-        ]
-    groups.sort(key=lambda g: (-g["count"], g["value"] is None, str(g["value"])))
-    return groups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,11 +90,7 @@ class Snapshot:
 def snapshot(db: Database) -> Snapshot:
     """Read the fleet view (10,000 rows at most, one per node)."""
     columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
-    query = (
-        sa.select(*columns, _RUNS.c.links.label("_links"))
-        .select_from(_JOIN)
-        .order_by(_NODES.c.uuid)
-    )
+    query = sa.select(*columns, _RUNS.c.links.label("_links")).select_from(_JOIN)
     facts = []
     links = []
     with db.connect() as conn:
@@ -219,6 +108,10 @@ def snapshot(db: Database) -> Snapshot:
                     "links": json.loads(raw) if raw else [],
                 }
             )
+    # in Python's order, which the pages' bisection relies on (a
+    # PostgreSQL collation may order text otherwise)
+    facts.sort(key=lambda n: n["uuid"])
+    links.sort(key=lambda n: n["uuid"])
     return Snapshot(facts, links)
 
 
@@ -246,6 +139,10 @@ def fingerprint(db: Database) -> tuple[Any, ...]:
     with db.connect() as conn:
         row = conn.execute(query).one()
     return tuple(row)
+
+
+MAX_ENTRIES = 64
+"""Most answers kept per fleet view (one per distinct request)."""
 
 
 class _Cache:
@@ -283,7 +180,8 @@ def cached(db: Database, key: Hashable, compute: Callable[[], T]) -> T:
         values = cache.values
     value = compute()
     with cache.guard:
-        if cache.values is values:  # not reset meanwhile
+        # not reset meanwhile; and bounded (answers per query string)
+        if cache.values is values and len(values) < MAX_ENTRIES:
             values[key] = value
     return value
 
@@ -327,9 +225,8 @@ def node(db: Database, uuid: str, runs: int) -> dict[str, Any] | None:
     """One node of the fleet view: ``{"facts", "runs"}``, its latest run's
     facts and its newest ``runs`` runs with changes; None when the node
     has no hardware record."""
-    found = nodes(db, filters={"uuid": uuid}, limit=1)
-    if not found:
-        return None
+    columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
+    latest = sa.select(*columns).select_from(_JOIN).where(_NODES.c.uuid == uuid)
     query = (
         sa.select(
             _RUNS.c.run,
@@ -339,10 +236,16 @@ def node(db: Database, uuid: str, runs: int) -> dict[str, Any] | None:
             _RUNS.c.change_count,
             _RUNS.c.changes,
         )
-        .where(_RUNS.c.node_uuid == uuid.lower(), _RUNS.c.change_count > 0)
+        .where(_RUNS.c.node_uuid == uuid, _RUNS.c.change_count > 0)
         .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
         .limit(runs)
     )
     with db.connect() as conn:
+        result = conn.execute(latest)
+        keys = list(result.keys())
+        found = result.first()
+        if found is None:
+            return None
         changed = [_run_changes(row) for row in conn.execute(query)]
-    return {"facts": found[0], "runs": changed}
+    facts = {k: _fact_value(v) for k, v in zip(keys, found, strict=True)}
+    return {"facts": facts, "runs": changed}
