@@ -6,6 +6,7 @@ BENCH_SCALE=history``). Prints numbers, asserts nothing.
 """
 
 import pathlib
+import statistics
 import tempfile
 import time
 from typing import Any
@@ -39,7 +40,41 @@ def seed(url: str, nodes: int, runs: int) -> tuple[list[str], float]:
     return uuids, took
 
 
-def http_costs(base: str, uuids: list[str]) -> dict[str, Any]:
+COLD_ROUNDS = 30
+
+
+def cold_costs(base: str, url: str, uuids: list[str]) -> dict[str, Any]:
+    """The first answers after a run finished: before each request one
+    node gets a new run (written as processing writes it), so the cached
+    fleet view is read again; only the request is timed."""
+    from inspector.db import engine
+
+    db = engine.Database(url)
+    http = requests.Session()
+    http.trust_env = False
+    results = {}
+    for name, path in (
+        ("outliers, after a new run", "/v1/inventory/outliers"),
+        ("/fleet page, after a new run", "/fleet"),
+    ):
+        took = []
+        for index in range(COLD_ROUNDS):
+            node = uuids[index * 37 % len(uuids)]
+            record = fleet_rows.machine(product=f"Model {index % 8}")
+            fleet_rows.insert(db, [fleet_rows.run_row(node, record, name=node[:8])])
+            started = time.perf_counter()
+            http.get(base + path, timeout=60).raise_for_status()
+            took.append((time.perf_counter() - started) * 1000)
+        took.sort()
+        results[name] = {
+            "p50_ms": round(statistics.median(took), 2),
+            "p99_ms": round(took[-1], 2),  # of 30: the worst
+        }
+    db.dispose()
+    return results
+
+
+def http_costs(base: str, url: str, uuids: list[str]) -> dict[str, Any]:
     http = requests.Session()
     http.trust_env = False
 
@@ -70,6 +105,7 @@ def http_costs(base: str, uuids: list[str]) -> dict[str, Any]:
     for name, path in paths.items():
         get(path)()  # warm
         results[name] = _timed(get(path), ROUNDS)
+    results.update(cold_costs(base, url, uuids))
     outliers = get("/v1/inventory/outliers")().json()["outliers"]
     problems = get("/v1/inventory/cabling")().json()["problems"]
     results["found"] = {"outliers": len(outliers), "cabling problems": len(problems)}
@@ -99,7 +135,7 @@ def run(
                         "nodes": nodes,
                         "runs": nodes * runs,
                         "load_s": round(load, 1),
-                        "http": http_costs(server.url, uuids),
+                        "http": http_costs(server.url, url, uuids),
                     }
                     assert server.pid is not None
                     entry["api_rss_mb"] = round(procstat.peak_rss_mb(server.pid), 1)
@@ -123,6 +159,8 @@ def report(results: list[dict[str, Any]]) -> str:
         for name, cost in entry["http"].items():
             if name == "found":
                 continue
-            over = "  OVER 200 ms" if cost["p99_ms"] > TARGET_MS else ""
+            over = ""
+            if cost["p99_ms"] > TARGET_MS and "new run" not in name:
+                over = "  OVER 200 ms"
             lines.append(_line(name, cost) + over)
     return "\n".join(lines)

@@ -43,7 +43,11 @@ def _rt() -> Runtime:
 
 
 def _page(template: str, **context: Any) -> flask.Response:
-    response = flask.make_response(flask.render_template(template, **context))
+    return _html(flask.render_template(template, **context))
+
+
+def _html(text: str) -> flask.Response:
+    response = flask.make_response(text)
     response.headers["Content-Type"] = "text/html; charset=utf-8"
     response.headers["Cache-Control"] = "no-store"
     # nothing on the page runs or loads anything
@@ -68,12 +72,27 @@ def _overview(rt: Runtime) -> dict[str, Any]:
 def get_fleet() -> flask.Response:
     rt = _rt()
     opts = rt.conf.inventory
-    overview = fleet.cached(rt.db, "page", lambda: _overview(rt))
+    # the whole page is a function of the fleet view (the newest changes
+    # are runs too) and of these: rendered once while they hold
+    rules = tuple(inventory.EXPECTED.rules(opts.expected_cabling))
+    depends = (
+        tuple(opts.peer_facts),
+        opts.min_peers,
+        opts.peer_share,
+        opts.page_changes,
+        rules,
+    )
+    return _html(fleet.cached(rt.db, ("page", depends), lambda: _render(rt)))
+
+
+def _render(rt: Runtime) -> str:
+    opts = rt.conf.inventory
+    overview = fleet.cached(rt.db, "overview", lambda: _overview(rt))
     found = inventory.find_outliers(rt)
     wiring = inventory.cabling_view(rt)
     problems = wiring["problems"]
     changes = fleet.recent_changes(rt.db, opts.page_changes)
-    return _page(
+    return flask.render_template(
         "fleet.html",
         total=overview["total"],
         products=overview["products"],
