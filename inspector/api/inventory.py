@@ -121,7 +121,7 @@ def snapshot(rt: Runtime) -> fleet.Snapshot:
     """The fleet view, read again only when it changed (:func:`fleet.cached`):
     every endpoint answers from it, so a request costs one cheap statement
     between two finished runs."""
-    return fleet.cached(rt.db, "snapshot", lambda: fleet.snapshot(rt.db))
+    return fleet.current(rt.db)
 
 
 @blueprint.get("/outliers")

@@ -76,60 +76,114 @@ def _fact_value(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
-    """The whole fleet view at one moment, read in one statement: the
-    outliers', the cabling's and the page's input. Shared between requests
-    (see :func:`cached`): never changed in place."""
+    """The whole fleet view at one moment: the input of every endpoint of
+    the view and of the page. Shared between requests (see
+    :func:`current`): never changed in place."""
 
     facts: list[dict[str, Any]]
     """Every node's ``uuid`` and facts, by UUID."""
     links: list[dict[str, Any]]
     """Every node's ``{"uuid", "name", "links"}`` (its latest run's
     ``links`` column, parsed), by UUID."""
+    read_at: datetime.datetime = dataclasses.field(default_factory=models.utcnow)
+    """When it was read (naive UTC): the next read starts from there."""
+    full_at: float = dataclasses.field(default_factory=time.monotonic)
+    """When the whole view was last read (not only what changed)."""
 
 
-def snapshot(db: Database) -> Snapshot:
-    """Read the fleet view (10,000 rows at most, one per node)."""
-    columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
-    query = sa.select(*columns, _RUNS.c.links.label("_links")).select_from(_JOIN)
-    facts = []
-    links = []
+_VIEW_COLUMNS = [
+    _NODES.c.uuid,
+    *(_COLUMNS[f].label(f) for f in FACTS),
+    _RUNS.c.links.label("_links"),
+]
+
+
+def snapshot(db: Database, previous: Snapshot | None = None) -> Snapshot:
+    """Read the fleet view (10,000 rows at most, one per node).
+
+    With ``previous``, read only the nodes whose latest run ended since
+    ``previous`` was read (less :data:`RECENT`: a run committed late),
+    through the runs' ``finished_at`` index, and merge them in; the whole
+    view is read instead when the merge does not account for every node
+    with a record (a node gone, or one whose latest run went).
+    """
+    read_at = models.utcnow()
+    if previous is None:
+        query = sa.select(*_VIEW_COLUMNS).select_from(_JOIN)
+    else:
+        query = (
+            sa.select(*_VIEW_COLUMNS)
+            .select_from(_RUNS)
+            .join(
+                _NODES,
+                sa.and_(
+                    _NODES.c.uuid == _RUNS.c.node_uuid,
+                    _NODES.c.hardware_run == _RUNS.c.run,
+                ),
+            )
+            .where(_RUNS.c.finished_at >= previous.read_at - RECENT)
+        )
     with db.connect() as conn:
         result = conn.execute(query)
         keys = list(result.keys())[:-1]
+        found = {}
         for row in result:
             entry = dict(zip(keys, row, strict=False))
             entry["finished_at"] = _fact_value(entry["finished_at"])
-            facts.append(entry)
             raw = row[-1]
-            links.append(
-                {
-                    "uuid": entry["uuid"],
-                    "name": entry["name"],
-                    "links": json.loads(raw) if raw else [],
-                }
+            link = {
+                "uuid": entry["uuid"],
+                "name": entry["name"],
+                "links": json.loads(raw) if raw else [],
+            }
+            found[entry["uuid"]] = (entry, link)
+        if previous is not None:
+            count = conn.execute(_WITH_RECORD).scalar_one()
+    if previous is not None:
+        merged = dict(
+            zip(
+                (n["uuid"] for n in previous.facts),
+                zip(previous.facts, previous.links, strict=True),
+                strict=True,
             )
+        )
+        merged.update(found)
+        if len(merged) != count:
+            return snapshot(db)
+        found = merged
+        full_at = previous.full_at
+    else:
+        full_at = time.monotonic()
     # in Python's order, which the pages' bisection relies on (a
     # PostgreSQL collation may order text otherwise)
-    facts.sort(key=lambda n: n["uuid"])
-    links.sort(key=lambda n: n["uuid"])
-    return Snapshot(facts, links)
+    ordered = sorted(found)
+    return Snapshot(
+        [found[u][0] for u in ordered],
+        [found[u][1] for u in ordered],
+        read_at,
+        full_at,
+    )
 
+
+_WITH_RECORD = sa.select(sa.func.count(_NODES.c.hardware_run))
+"""How many nodes have a hardware record (``hardware_run`` is set)."""
 
 RECENT = datetime.timedelta(hours=1)
 """How far back the fingerprint counts runs (see :func:`fingerprint`)."""
-CACHE_SECONDS = 30.0
-"""The longest a cached answer lives even when the fingerprint has not
-changed (a change it cannot see: a latest run pruned by age)."""
+FULL_READ_SECONDS = 300.0
+"""How often the whole view is read again even when nothing says it
+changed (a change the fingerprint cannot see: a latest run pruned by age,
+leaving its node's pointer dangling)."""
 
 
 def fingerprint(db: Database) -> tuple[Any, ...]:
-    """What changes when the fleet view does, in one cheap statement (each
-    part read through an index): how many nodes there are, the newest
-    run's end, and how many runs ended in the last hour (so a run committed
-    after a newer one, or removed, still shows)."""
+    """What changes when the fleet view does, in one cheap statement: how
+    many nodes have a record, the newest run's end (through its index), and
+    how many runs ended in the last hour (so a run committed after a newer
+    one, or removed, still shows)."""
     since = models.utcnow() - RECENT
     query = sa.select(
-        sa.select(sa.func.count()).select_from(_NODES).scalar_subquery(),
+        _WITH_RECORD.scalar_subquery(),
         sa.select(sa.func.max(_RUNS.c.finished_at)).scalar_subquery(),
         sa.select(sa.func.count())
         .select_from(_RUNS)
@@ -149,31 +203,40 @@ class _Cache:
     def __init__(self) -> None:
         self.guard = threading.Lock()
         self.fingerprint: tuple[Any, ...] | None = None
-        self.since = 0.0
         self.values: dict[Hashable, Any] = {}
+        self.previous: Snapshot | None = None
+        """The snapshot of the view before the fingerprint last changed."""
 
 
 _CACHES: "weakref.WeakKeyDictionary[Database, _Cache]" = weakref.WeakKeyDictionary()
 _CACHES_GUARD = threading.Lock()
+_SNAPSHOT = "snapshot"
+
+
+def _cache_of(db: Database) -> _Cache:
+    with _CACHES_GUARD:
+        cache = _CACHES.get(db)
+        if cache is None:
+            cache = _CACHES[db] = _Cache()
+        return cache
 
 
 def cached(db: Database, key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()``'s answer over the fleet view, kept while the view's
-    :func:`fingerprint` stays the same (and at most ``CACHE_SECONDS``).
+    :func:`fingerprint` stays the same.
 
     The outliers, the cabling and the page read all 10,000 nodes; between
     two finished runs they answer from here, at the cost of one cheap
     statement. The answer is shared: callers must not change it.
     """
-    with _CACHES_GUARD:
-        cache = _CACHES.get(db)
-        if cache is None:
-            cache = _CACHES[db] = _Cache()
-    now = time.monotonic()
+    cache = _cache_of(db)
     current = fingerprint(db)
     with cache.guard:
-        if current != cache.fingerprint or now - cache.since > CACHE_SECONDS:
-            cache.fingerprint, cache.since, cache.values = current, now, {}
+        if current != cache.fingerprint:
+            view = cache.values.get(_SNAPSHOT)
+            if view is not None:
+                cache.previous = view
+            cache.fingerprint, cache.values = current, {}
         if key in cache.values:
             found: T = cache.values[key]
             return found
@@ -184,6 +247,30 @@ def cached(db: Database, key: Hashable, compute: Callable[[], T]) -> T:
         if cache.values is values and len(values) < MAX_ENTRIES:
             values[key] = value
     return value
+
+
+def current(db: Database) -> Snapshot:
+    """The fleet view now: kept while its fingerprint holds, then read
+    again from the one before (only what changed), and read whole every
+    :data:`FULL_READ_SECONDS`."""
+    cache = _cache_of(db)
+
+    def read() -> Snapshot:
+        previous = cache.previous
+        if previous is not None and (
+            time.monotonic() - previous.full_at > FULL_READ_SECONDS
+        ):
+            previous = None
+        return snapshot(db, previous)
+
+    view = cached(db, _SNAPSHOT, read)
+    if time.monotonic() - view.full_at > FULL_READ_SECONDS:
+        with cache.guard:  # the next change reads it whole
+            cache.previous = None
+            if cache.values.get(_SNAPSHOT) is view:
+                cache.fingerprint = None
+        view = cached(db, _SNAPSHOT, read)
+    return view
 
 
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:

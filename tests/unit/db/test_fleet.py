@@ -82,3 +82,34 @@ def test_the_cache_answers_until_the_view_changes(db: engine.Database) -> None:
         )
     assert len(fleet.cached(db, "count", compute)) == 1
     assert len(calls) == 4
+
+
+def _memories(view: fleet.Snapshot) -> list[int]:
+    return sorted(n["memory_mb"] for n in view.facts)
+
+
+def test_the_current_view_is_read_again_from_the_one_before(
+    db: engine.Database,
+) -> None:
+    first = _node(db)
+    assert _memories(fleet.current(db)) == [262144]
+    statements = recorded(db)
+    assert _memories(fleet.current(db)) == [262144]
+    assert statements == ["SELECT"]  # the fingerprint
+    second = _node(db, memory_mb=131072)
+    statements.clear()
+    view = fleet.current(db)
+    assert _memories(view) == [131072, 262144]
+    # the fingerprint, the runs since the view before, the count
+    assert statements == ["SELECT", "SELECT", "SELECT"]
+    assert sorted(n["uuid"] for n in view.facts) == sorted([first, second])
+    earlier = models.utcnow() - datetime.timedelta(minutes=5)
+    _node(db, first, memory_mb=65536, finished_at=earlier)
+    assert _memories(fleet.current(db)) == [65536, 131072]
+    with db.begin() as conn:  # a node gone: the whole view is read again
+        conn.execute(
+            sa.delete(fleet_rows.NODES).where(fleet_rows.NODES.c.uuid == first)
+        )
+    statements.clear()
+    assert _memories(fleet.current(db)) == [131072]
+    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
