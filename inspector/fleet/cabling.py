@@ -56,7 +56,8 @@ def view(
             )
             if nic.get("switch_id") is not None and nic.get("port_id") is not None:
                 ports[(nic["switch_id"], nic["port_id"])].append((node["uuid"], nic))
-    for (switch_id, port_id), seen in sorted(ports.items()):
+    crowded = sorted(item for item in ports.items() if len(item[1]) > 1)
+    for (switch_id, port_id), seen in crowded:
         macs = sorted({nic.get("mac") or "" for _uuid, nic in seen})
         if len(macs) > 1:
             name = seen[0][1].get("switch_name")
@@ -71,7 +72,7 @@ def view(
             )
     if rules:
         problems.extend(_unexpected(nodes, rules))
-    links.sort(key=lambda k: (str(k["switch_id"]), str(k["port_id"]), k["node"]))
+    links.sort(key=lambda k: (k["switch_id"] or "", k["port_id"] or "", k["node"]))
     return {"links": links, "problems": problems}
 
 

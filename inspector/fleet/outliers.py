@@ -30,7 +30,7 @@ def find(
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = collections.defaultdict(list)
     for node in nodes:
         groups[tuple(node.get(f) for f in peer_facts)].append(node)
-    found = []
+    found: list[dict[str, Any]] = []
     for members in groups.values():
         peers = len(members) - 1
         if peers < max(min_peers, 1):
@@ -43,13 +43,12 @@ def find(
             if len(counts) == 1:
                 continue
             top = counts.most_common(2)
-            for node in members:
-                value = node.get(fact)
+            for value in counts:
                 # the most common value among the others that is not its own
-                expected, count = top[0] if top[0][0] != value else top[-1]
-                if expected == value or count < share * peers:
+                expected, count = top[0] if top[0][0] != value else top[1]
+                if count < share * peers:
                     continue
-                found.append(
+                found.extend(
                     {
                         "uuid": node["uuid"],
                         "fact": fact,
@@ -57,6 +56,8 @@ def find(
                         "expected": expected,
                         "peers": peers,
                     }
+                    for node in members
+                    if node.get(fact) == value
                 )
     found.sort(key=lambda o: (o["uuid"], o["fact"]))
     return found
