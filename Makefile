@@ -70,9 +70,13 @@ docs: venv
 BENCH_SHAPES ?= standalone,split-2
 # BENCH_SCALE=fleet: 10,000 nodes, 1,000 introspections in bursts of 200
 # (BENCH_IRONIC=real enrolls the fleet into the lab's Ironic once, slowly)
+# BENCH_SCALE=history: the fleet view (inventory endpoints, /fleet) over
+# 10,000 nodes x 20 hardware runs written straight into SQLite and PostgreSQL
 BENCH_IRONIC ?= $(if $(filter fleet,$(BENCH_SCALE)),standin,real)
 bench: venv packages
-ifeq ($(BENCH_SCALE),fleet)
+ifeq ($(BENCH_SCALE),history)
+	$(BIN)/python -m lab bench-history --output history.json
+else ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else
 	$(BIN)/python -m lab bench --machines $(or $(BENCH_MACHINES),50) --shapes $(BENCH_SHAPES) --ironic $(BENCH_IRONIC) $(if $(BENCH_UPSTREAM),--with-upstream) $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output bench.json

@@ -142,6 +142,17 @@ def _parser() -> argparse.ArgumentParser:
     fleet.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("fleet.json")
     )
+    history = sub.add_parser(
+        "bench-history",
+        help="the fleet view (inventory endpoints, /fleet) at 10,000 nodes "
+        "with 20 hardware runs each, SQLite and PostgreSQL",
+    )
+    history.add_argument("--nodes", type=int, default=10_000)
+    history.add_argument("--runs", type=int, default=20)
+    history.add_argument("--backends", default="sqlite,postgresql")
+    history.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("history.json")
+    )
     standin = sub.add_parser(
         "ironic-standin", help="serve the instant Ironic stand-in (benchmarks)"
     )
@@ -245,6 +256,15 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(json.dumps(result, indent=2) + "\n")
         print(f"\nJSON: {args.output}")
         return 0 if result["lost"] == 0 and result["errors"] == 0 else 1
+    if args.command == "bench-history":
+        import json
+
+        from lab import history_bench
+
+        entries = history_bench.run(args.backends.split(","), args.nodes, args.runs)
+        args.output.write_text(json.dumps(entries, indent=2) + "\n")
+        print(f"\nJSON: {args.output}")
+        return 0
     if args.command == "ironic-standin":
         from lab import ironic_standin
 

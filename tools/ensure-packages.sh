@@ -24,6 +24,7 @@ command -v dot >/dev/null 2>&1 || missing+=(graphviz)  # tools/states_diagram.py
 command -v busybox >/dev/null 2>&1 || missing+=(busybox)
 command -v ethtool >/dev/null 2>&1 || [ -x /usr/sbin/ethtool ] || missing+=(ethtool)
 [ -x /usr/sbin/iptables-restore ] || missing+=(iptables)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # the /fleet page's browser test
 
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

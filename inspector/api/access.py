@@ -44,6 +44,12 @@ ENDPOINT_RULES = {
     "pxe_filters.list_pxe_filters": "introspection:pxe_filter:get",
     "history.get_history": "introspection:history",
     "history.get_changes": "introspection:history",
+    "inventory.list_inventory": "introspection:inventory:get",
+    "inventory.get_summary": "introspection:inventory:get",
+    "inventory.get_outliers": "introspection:inventory:get",
+    "inventory.get_cabling": "introspection:inventory:get",
+    "fleet.get_fleet": "introspection:inventory:get",
+    "fleet.get_fleet_node": "introspection:inventory:get",
 }
 """Flask endpoint -> policy rule. A test checks that every route has one."""
 

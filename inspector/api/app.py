@@ -11,8 +11,10 @@ from inspector.api import (
     auth,
     conductors,
     errors,
+    fleet_page,
     history,
     introspection,
+    inventory,
     pxe_filters,
     ramdisk,
     request_context,
@@ -121,6 +123,8 @@ def create_app(rt: Runtime) -> flask.Flask:
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(history.blueprint)
+    app.register_blueprint(inventory.blueprint)
+    app.register_blueprint(fleet_page.blueprint)
     app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication

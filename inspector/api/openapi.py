@@ -192,6 +192,39 @@ PATHS: dict[str, dict[str, Any]] = {
     },
     "/v1/conductors": {"get": _op("List conductors", "200", 404)},
     "/v1/pxe-filters": {"get": _op("List PXE filters", "200", 404)},
+    "/v1/inventory": {
+        "get": _op(
+            "The latest facts of every node, by UUID; other parameters are "
+            "equality filters on facts",
+            "200",
+            404,
+            params=[
+                _query("fields", {"type": "string"}, "comma-separated facts"),
+                _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
+                _query("marker", {"type": "string"}, "UUID of the last node seen"),
+            ],
+        )
+    },
+    "/v1/inventory/summary": {
+        "get": _op(
+            "How many nodes have each value of a fact",
+            "200",
+            404,
+            params=[_query("group_by", {"type": "string"}, "a fact; product")],
+        )
+    },
+    "/v1/inventory/outliers": {
+        "get": _op("Nodes unlike most of their peers", "200", 404)
+    },
+    "/v1/inventory/cabling": {
+        "get": _op("Switch links and cabling problems", "200", 404)
+    },
+    "/fleet": {"get": _op("The fleet page (HTML, not versioned)", "200")},
+    "/fleet/nodes/{node_id}": {
+        "get": _op(
+            "One node's page in the fleet view (HTML)", "200", 404, params=[_NODE]
+        )
+    },
     "/v1/conductors/{host}": {
         "get": _op("A conductor", "200", 404, params=[_HOST]),
         "patch": _op(

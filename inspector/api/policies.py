@@ -140,6 +140,20 @@ _API = [
             ("/v1/introspection/{node_id}/changes", "GET"),
         ],
     ),
+    _rule(
+        "introspection:inventory:get",
+        "rule:reader_or_more",
+        "Read the fleet view: inventory, summary, outliers, cabling (1.23) "
+        "and the /fleet page.",
+        [
+            ("/v1/inventory", "GET"),
+            ("/v1/inventory/summary", "GET"),
+            ("/v1/inventory/outliers", "GET"),
+            ("/v1/inventory/cabling", "GET"),
+            ("/fleet", "GET"),
+            ("/fleet/nodes/{node_id}", "GET"),
+        ],
+    ),
 ]
 
 

@@ -43,6 +43,7 @@ FEATURES = (
     # introspection, so behaviours its views check, not blueprints
     Feature("introspection-history", "behaviour", (1, 23)),
     Feature("introspection-changes", "behaviour", (1, 23)),
+    Feature("inventory", "resource", (1, 23), "/v1/inventory"),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

@@ -14,6 +14,11 @@ restores introspection rules as JSON.
 ``history NODE [--limit N] [--json]`` and ``changes NODE [--limit N]
 [--json]`` show a node's hardware history and changes, newest first (NODE:
 a UUID, or the node's name as its last run recorded it).
+``inventory list [--fields F,..] [--filter FACT=VALUE].. [--limit N]
+[--marker UUID] | summary [--group-by FACT] [--filter ..] | outliers |
+cabling`` (each ``[--json]``) read the fleet view from the database, as
+``GET /v1/inventory`` and its siblings answer; outliers and cabling exit
+with status 1 when they find any.
 """
 
 import json
@@ -108,6 +113,32 @@ def _add_commands(subparsers: Any) -> None:
         command.add_argument("node", help="node UUID or name")
         command.add_argument("--limit", type=int, default=50, help="at most N rows")
         command.add_argument("--json", action="store_true")
+    _add_inventory(subparsers)
+
+
+def _add_inventory(subparsers: Any) -> None:
+    inventory = subparsers.add_parser(
+        "inventory", help="the fleet view: every node's latest hardware record"
+    )
+    actions = inventory.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="the nodes' facts, by UUID")
+    listing.add_argument("--fields", help="comma-separated facts (default: all)")
+    listing.add_argument("--limit", type=int, default=1000)
+    listing.add_argument("--marker", help="the UUID of the last node seen")
+    summary = actions.add_parser("summary", help="how many nodes per value")
+    summary.add_argument("--group-by", dest="group_by", default="product")
+    for parser in (listing, summary):
+        parser.add_argument(
+            "--filter",
+            action="append",
+            default=[],
+            metavar="FACT=VALUE",
+            help="only nodes with this value of a fact (repeatable)",
+        )
+    actions.add_parser("outliers", help="nodes unlike most of their peers")
+    actions.add_parser("cabling", help="switch links and cabling problems")
+    for parser in actions.choices.values():
+        parser.add_argument("--json", action="store_true")
 
 
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
@@ -338,7 +369,88 @@ def _lost_steps(conf: cfg.ConfigOpts, group: Any) -> int:
     return 1 if rows else 0
 
 
+INVENTORY_COLUMNS = {
+    "outliers": ("uuid", "fact", "value", "expected", "peers"),
+    "summary": ("value", "count"),
+    "cabling": ("kind", "detail", "nodes"),
+}
+
+
+def _inventory(conf: cfg.ConfigOpts) -> int:
+    from inspector import exceptions
+    from inspector.db import engine, fleet, migration
+    from inspector.fleet import cabling, expected, facts, outliers
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    command, opts = conf.command, conf.inventory
+    filters = {}
+    for item in getattr(command, "filter", None) or []:
+        fact, sep, value = item.partition("=")
+        if not sep:
+            raise exceptions.InvalidInput(f"--filter {item!r}: expected FACT=VALUE")
+        filters[fact.strip()] = value
+    rows: Any
+    if command.action == "list":
+        fields = None
+        if command.fields:
+            fields = [f.strip() for f in command.fields.split(",") if f.strip()]
+        rows = facts.page(
+            fleet.snapshot(db).facts,
+            fields=fields,
+            filters=filters,
+            limit=command.limit,
+            marker=command.marker,
+        )
+        columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))
+    elif command.action == "summary":
+        rows = facts.summary(fleet.snapshot(db).facts, command.group_by, filters)
+        columns = INVENTORY_COLUMNS["summary"]
+    elif command.action == "outliers":
+        rows = outliers.find(
+            fleet.snapshot(db).facts,
+            peer_facts=list(opts.peer_facts),
+            min_peers=opts.min_peers,
+            share=opts.peer_share,
+        )
+        columns = INVENTORY_COLUMNS["outliers"]
+    else:
+        rules: list[expected.CablingRule] = []
+        if opts.expected_cabling:
+            try:
+                rules = expected.load(opts.expected_cabling)
+            except expected.Malformed as exc:
+                raise exceptions.ConfigError(
+                    f"Invalid configuration: [inventory]expected_cabling: {exc}"
+                ) from None
+        view = cabling.view(fleet.snapshot(db).links, rules)
+        if command.json:
+            print(json.dumps(view, indent=2))
+        else:
+            print(
+                _table(
+                    view["links"],
+                    (
+                        "switch_name",
+                        "switch_id",
+                        "port_id",
+                        "node",
+                        "node_name",
+                        "nic",
+                        "mac",
+                    ),
+                )
+            )
+            print()
+            print(_table(view["problems"], INVENTORY_COLUMNS["cabling"]))
+        return 1 if view["problems"] else 0
+    print(json.dumps(rows, indent=2) if command.json else _table(rows, columns))
+    return 1 if command.action == "outliers" and rows else 0
+
+
 def run(conf: cfg.ConfigOpts) -> int:
+    if conf.command.name == "inventory":
+        return _inventory(conf)
     if conf.command.name == "sync":
         return _sync(conf)
     if conf.command.name == "pxe-filter":

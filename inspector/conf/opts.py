@@ -18,6 +18,7 @@ from inspector.conf import (
     extra_hardware,
     healthcheck,
     history,
+    inventory,
     ironic,
     json_rpc,
     libraries,
@@ -60,6 +61,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
     (mdns.GROUP, mdns.register_opts, mdns.list_opts),
     (history.GROUP, history.register_opts, history.list_opts),
+    (inventory.GROUP, inventory.register_opts, inventory.list_opts),
 ]
 
 

@@ -116,6 +116,9 @@ def standalone(
             "(ipa-inspection-callback-url)"
         )
     ramdisk_logs.check_conf(conf)
+    from inspector.api.inventory import check_conf as check_inventory
+
+    check_inventory(conf)
     if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
         from inspector.pxe_filter.service import backend_of
 
@@ -349,6 +352,9 @@ def api(conf: cfg.ConfigOpts) -> Api:
         )
     opts.validate(conf)
     shape.check_split(conf)
+    from inspector.api.inventory import check_conf as check_inventory
+
+    check_inventory(conf)
     # the transport's options are checked before anything connects; the
     # conductors' URLs come from the group, read later
     members: GroupMembers | None = None

@@ -46,6 +46,12 @@ ENDPOINTS = [
     ("GET", "/v1/pxe-filters", "reader"),
     ("GET", f"/v1/introspection/{NODE}/history", "reader"),
     ("GET", f"/v1/introspection/{NODE}/changes", "reader"),
+    ("GET", "/v1/inventory", "reader"),
+    ("GET", "/v1/inventory/summary", "reader"),
+    ("GET", "/v1/inventory/outliers", "reader"),
+    ("GET", "/v1/inventory/cabling", "reader"),
+    ("GET", "/fleet", "reader"),
+    ("GET", f"/fleet/nodes/{NODE}", "reader"),
 ]
 ROLES = {
     "none": ["member"],

@@ -180,6 +180,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "coordination": frozenset({"db"}),
     "locking": frozenset({"coordination", "db"}),
     "processing": frozenset(),
+    # the fleet view's analysis (outliers, cabling) is pure: the API and the
+    # CLI hand it what they read from the database
+    "fleet": frozenset(),
     # actions work on the node context processing hands them
     "rules": frozenset({"processing"}),
     # the hardware record reads the data as the hooks leave it (and decodes
@@ -219,6 +222,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "jsonrpc.probe",
             "pxe_filter.report",
             "rules.validation",
+            # the fleet view and its page run the pure analysis of fleet/
+            "fleet",
         }
     ),
     # the composition root builds every shape

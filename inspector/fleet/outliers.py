@@ -1,0 +1,63 @@
+"""Outliers: nodes whose fact differs from what most of their peers have
+(peers: the nodes sharing the values of ``[inventory]peer_facts``)."""
+
+import collections
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+NOT_COMPARED = frozenset({"uuid", "name", "serial", "finished_at"})
+"""Facts every node has its own value of: never an outlier."""
+
+
+def find(
+    nodes: Iterable[dict[str, Any]],
+    *,
+    peer_facts: Sequence[str],
+    min_peers: int,
+    share: float,
+) -> list[dict[str, Any]]:
+    """``[{"uuid", "fact", "value", "expected", "peers"}]`` by node UUID and
+    fact.
+
+    A node's peers are the *other* nodes with its values of ``peer_facts``
+    (it does not count itself). It is an outlier on a fact when it has at
+    least ``min_peers`` peers and at least ``share`` of them (0 to 1) have
+    one same value of that fact that it does not have; ``expected`` is that
+    value, ``peers`` how many peers it has. A missing value (null) is a
+    value like any other: a node that reports no BIOS version among peers
+    that all do is an outlier.
+    """
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = collections.defaultdict(list)
+    for node in nodes:
+        groups[tuple(node.get(f) for f in peer_facts)].append(node)
+    found: list[dict[str, Any]] = []
+    for members in groups.values():
+        peers = len(members) - 1
+        if peers < max(min_peers, 1):
+            continue
+        compared = sorted(
+            f for f in members[0] if f not in NOT_COMPARED and f not in peer_facts
+        )
+        for fact in compared:
+            counts = collections.Counter(m.get(fact) for m in members)
+            if len(counts) == 1:
+                continue
+            top = counts.most_common(2)
+            for value in counts:
+                # the most common value among the others that is not its own
+                expected, count = top[0] if top[0][0] != value else top[1]
+                if count < share * peers:
+                    continue
+                found.extend(
+                    {
+                        "uuid": node["uuid"],
+                        "fact": fact,
+                        "value": value,
+                        "expected": expected,
+                        "peers": peers,
+                    }
+                    for node in members
+                    if node.get(fact) == value
+                )
+    found.sort(key=lambda o: (o["uuid"], o["fact"]))
+    return found

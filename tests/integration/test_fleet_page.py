@@ -1,0 +1,175 @@
+"""The /fleet page in a real browser (Debian's headless Chromium), served
+by the ironic-inspector process on SQLite and PostgreSQL, over
+hardware_runs rows written into its database: an outlier and a node with
+changes are shown and linked; a screenshot is written for the docs
+(doc/images/fleet.png). And a malformed expected-cabling file stops the
+process at start, naming the line."""
+
+import pathlib
+import shutil
+import subprocess
+import uuid as uuidlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from inspector.db import engine
+from lab import fleet_rows, loopback
+from lab.inspector_server import InspectorServer
+from lab.postgres_server import PostgresServer
+
+DOC_IMAGE = pathlib.Path(__file__).parents[2] / "doc" / "images" / "fleet.png"
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def inspector(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    database_url = None
+    if request.param == "postgresql":
+        postgres: PostgresServer = request.getfixturevalue("postgres")
+        postgres.recreate_database()
+        database_url = postgres.url
+    work = tmp_path_factory.mktemp(f"fleet-{request.param}")
+    cabling = work / "cabling.csv"
+    cabling.write_text("# node, nic, switch, port\nrack1-*, eno1, tor-1, Ethernet*\n")
+    server = InspectorServer(
+        work,
+        # the page never calls Ironic: a closed port
+        f"http://127.0.0.1:{loopback.free_port()}",
+        database_url=database_url,
+        options={"inventory": {"expected_cabling": str(cabling)}},
+    )
+    server.start()
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+def _fleet(url: str) -> dict[str, Any]:
+    """Six R650s of which one has half the memory, a node whose disk was
+    swapped, and two NICs on one switch port."""
+    db = engine.Database(url)
+    rows = []
+    uuids = sorted(str(uuidlib.uuid4()) for _ in range(7))
+    for index, node in enumerate(uuids[:6]):
+        eno1 = fleet_rows.nic(
+            f"52:54:00:00:00:{index:02x}",
+            "eno1",
+            switch_id="00:1c:73:00:00:01",
+            switch_name="tor-1",
+            port_id=f"Ethernet{index + 1}",
+            pxe=True,
+        )
+        record = fleet_rows.machine(memory_mb=131072 if index == 0 else 262144)
+        rows.append(
+            fleet_rows.run_row(node, record, name=f"rack1-{index}", links=[eno1])
+        )
+    swapped = uuids[6]
+    eno1 = fleet_rows.nic(
+        "52:54:00:00:01:00",
+        "eno1",
+        switch_id="00:1c:73:00:00:01",
+        switch_name="tor-1",
+        port_id="Ethernet1",
+        pxe=True,
+    )
+    old = {"name": "/dev/sdb", "size": 480103981056, "model": "SSD", "serial": "S2"}
+    new = {"name": "/dev/sdb", "size": 960197124096, "model": "SSD", "serial": "S7"}
+    record = fleet_rows.machine(product="PowerEdge R750", disks=[new])
+    rows.append(
+        fleet_rows.run_row(
+            swapped,
+            record,
+            name="db-<primary>",
+            links=[eno1],
+            changes=[
+                fleet_rows.change("disk:S2", "removed", None, old, None),
+                fleet_rows.change("disk:S7", "added", None, None, new),
+            ],
+        )
+    )
+    fleet_rows.insert(db, rows)
+    db.dispose()
+    return {"outlier": uuids[0], "swapped": swapped}
+
+
+def _chromium(*args: str, profile: pathlib.Path) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM, "chromium is not installed (tools/ensure-packages.sh)"
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_page_in_a_browser(
+    inspector: InspectorServer, tmp_path: pathlib.Path
+) -> None:
+    nodes = _fleet(inspector.database_url)
+    page = f"{inspector.url}/fleet"
+    shown = _chromium("--dump-dom", page, profile=tmp_path / "profile")
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = shown.stdout
+    assert "<h1>Fleet</h1>" in dom, dom[:2000]
+    # the outlier, linked to its node, with what it has and its peers have
+    outlier = f'<a href="/fleet/nodes/{nodes["outlier"]}">rack1-0</a>'
+    assert outlier in dom
+    assert "131072" in dom and "262144" in dom
+    # the changed node, its name escaped, linked
+    assert f'<a href="/fleet/nodes/{nodes["swapped"]}">db-&lt;primary&gt;</a>' in dom
+    assert "disk:S7" in dom and "disk:S2" in dom
+    # the duplicate port and the expected cabling (rack1-* only)
+    assert "duplicate-port" in dom and "Ethernet1" in dom
+    assert "unexpected" not in dom
+
+    node_page = _chromium(
+        "--dump-dom",
+        f"{inspector.url}/fleet/nodes/{nodes['swapped']}",
+        profile=tmp_path / "profile",
+    )
+    assert "db-&lt;primary&gt;" in node_page.stdout
+    assert "removed" in node_page.stdout and "960197124096" in node_page.stdout
+
+    picture = tmp_path / "fleet.png"
+    taken = _chromium(
+        f"--screenshot={picture}",
+        "--window-size=1280,860",
+        "--hide-scrollbars",
+        page,
+        profile=tmp_path / "profile",
+    )
+    assert taken.returncode == 0 and picture.stat().st_size > 10_000, taken.stderr
+    if "sqlite" in inspector.database_url:
+        shutil.copyfile(picture, DOC_IMAGE)
+
+    # the same facts through the API, for a client
+    found = requests.get(f"{inspector.url}/v1/inventory/outliers", timeout=30).json()
+    assert {(o["uuid"], o["fact"]) for o in found["outliers"]} == {
+        (nodes["outlier"], "memory_mb")
+    }
+
+
+def test_a_malformed_expected_cabling_stops_the_start(tmp_path: pathlib.Path) -> None:
+    cabling = tmp_path / "cabling.csv"
+    cabling.write_text("rack1-*, eno1, tor-1, Ethernet1\nrack2-*, eno1\n")
+    server = InspectorServer(
+        tmp_path / "work",
+        f"http://127.0.0.1:{loopback.free_port()}",
+        options={"inventory": {"expected_cabling": str(cabling)}},
+    )
+    with pytest.raises(RuntimeError, match="did not start") as refused:
+        server.start(timeout=30)
+    assert f"{cabling} line 2: expected 4 comma-separated fields" in str(refused.value)
