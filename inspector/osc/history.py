@@ -31,16 +31,15 @@ def _endpoint(manager: Any) -> str:
     return str(url).rstrip("/")
 
 
-def fetch(manager: Any, node: str, what: str, limit: int | None) -> Any:
-    """``GET /v1/introspection/<node>/<what>`` at 1.23; the JSON body.
+def get(manager: Any, path: str, params: Any = None) -> Any:
+    """``GET <path>`` of the inspector's API at 1.23; the JSON body.
 
     :raises RuntimeError: the API answered an error (its message).
     """
-    params = {} if limit is None else {"limit": limit}
     response = manager.session.get(
-        f"{_endpoint(manager)}/v1/introspection/{node}/{what}",
+        f"{_endpoint(manager)}{path}",
         headers={HEADER: VERSION},
-        params=params,
+        params=params or {},
         raise_exc=False,
     )
     if response.status_code >= 400:
@@ -50,6 +49,19 @@ def fetch(manager: Any, node: str, what: str, limit: int | None) -> Any:
             message = response.text[:200]
         raise RuntimeError(f"{response.status_code}: {message}")
     return response.json()
+
+
+def fetch(manager: Any, node: str, what: str, limit: int | None) -> Any:
+    """``GET /v1/introspection/<node>/<what>`` at 1.23; the JSON body."""
+    params = {} if limit is None else {"limit": limit}
+    return get(manager, f"/v1/introspection/{node}/{what}", params)
+
+
+def cell(value: Any) -> Any:
+    """A value as a table shows it: lists and objects as JSON."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return value
 
 
 class _NodeLister(lister.Lister):
@@ -69,12 +81,6 @@ class _NodeLister(lister.Lister):
         # OpenStackClient's app has a client manager; cliff's base App has not
         manager = getattr(self.app, "client_manager")  # noqa: B009
         body = fetch(manager, parsed_args.node, self.WHAT, parsed_args.limit)
-
-        def cell(value: Any) -> Any:
-            if isinstance(value, dict | list):
-                return json.dumps(value, sort_keys=True)
-            return value
-
         rows = [
             tuple(cell(item.get(f)) for f in self.FIELDS) for item in body[self.WHAT]
         ]

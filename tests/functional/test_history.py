@@ -268,7 +268,7 @@ def test_manage_history_and_changes(service: Service, tmp_path: pathlib.Path) ->
     assert bad.returncode == 2 and "--limit" in bad.stderr
 
 
-class _ClientManager:
+class ClientManager:
     """What OpenStackClient's client manager gives the commands: its
     configuration and keystone session; the session here is the service's
     Flask client, so the API answering is the real one."""
@@ -281,7 +281,7 @@ class _ClientManager:
         return {"inspector_url": "http://inspector.test:5050/"}
 
     def get(self, url: str, **kwargs: Any) -> Any:
-        assert url.startswith("http://inspector.test:5050/v1/introspection/")
+        assert url.startswith("http://inspector.test:5050/v1/")
         assert kwargs.pop("raise_exc") is False
         resp = self._client.get(
             url.removeprefix("http://inspector.test:5050"),
@@ -297,13 +297,15 @@ def test_openstack_client_commands(service: Service) -> None:
     group = importlib.metadata.entry_points(
         group="openstack.baremetal_introspection.v1"
     )
-    found = {e.name: e.load() for e in group if e.value.startswith("inspector.")}
+    found = {
+        e.name: e.load() for e in group if e.value.startswith("inspector.osc.history")
+    }
     assert found == {
         "baremetal_introspection_history": osc_history.HistoryCommand,
         "baremetal_introspection_changes": osc_history.ChangesCommand,
     }
     uuid, node = _twice(service)
-    app = types.SimpleNamespace(client_manager=_ClientManager(service))
+    app = types.SimpleNamespace(client_manager=ClientManager(service))
 
     def run(command: Any, *args: str) -> Any:
         cmd = command(app, None)

@@ -27,6 +27,13 @@ def _product() -> str:
     return f"Model {uuidlib.uuid4().hex[:8]}"
 
 
+def _enrolled(service: Service) -> str:
+    """A node known to the fake Ironic: the service's periodic reconcile
+    ([processing]sync_interval, 60 s) removes the records of nodes Ironic
+    does not know, rows written here included."""
+    return str(service.ironic.add_node()["uuid"])
+
+
 def _fleet(
     service: Service, product: str, count: int, **odd: Any
 ) -> list[dict[str, Any]]:
@@ -36,7 +43,7 @@ def _fleet(
     for index in range(count):
         facts = odd if index == 0 else {}
         record = fleet_rows.machine(product=product, **facts)
-        node = str(uuidlib.uuid4())
+        node = _enrolled(service)
         rows.append(
             fleet_rows.run_row(
                 node, record, name=f"{product}-{index}".replace(" ", "-")
@@ -152,7 +159,7 @@ def test_outliers_need_enough_peers(service: Service) -> None:
 
 
 def _cabled(service: Service, name: str, *nics: dict[str, Any]) -> str:
-    node = str(uuidlib.uuid4())
+    node = _enrolled(service)
     record = fleet_rows.machine(product=_product(), nics=nics)
     fleet_rows.insert(
         service.rt.db, [fleet_rows.run_row(node, record, name=name, links=nics)]
@@ -243,7 +250,7 @@ def test_fleet_page_escapes_and_links(service: Service) -> None:
     product = _product()
     rows = _fleet(service, product, 6, memory_mb=131072)
     odd = next(r for r in rows if r["memory_mb"] == 131072)
-    node = str(uuidlib.uuid4())
+    node = _enrolled(service)
     record = fleet_rows.machine(product=product)
     when = fleet_rows.models.utcnow() + datetime.timedelta(days=3650)
     disk = {"name": "/dev/sdc", "size": 1, "model": "<b>x</b>", "serial": "S9"}
