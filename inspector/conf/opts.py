@@ -27,6 +27,7 @@ from inspector.conf import (
     port_physnet,
     processing,
     pxe_filter,
+    rules,
     ssl,
     upstream,
 )
@@ -58,6 +59,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (oslo_middleware.GROUP, oslo_middleware.register_opts, oslo_middleware.list_opts),
     (ssl.GROUP, ssl.register_opts, ssl.list_opts),
     (mdns.GROUP, mdns.register_opts, mdns.list_opts),
+    (rules.GROUP, rules.register_opts, rules.list_opts),
 ]
 
 
