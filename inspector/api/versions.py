@@ -39,6 +39,8 @@ FEATURES = (
     Feature("pxe-filters", "resource", (1, 21), "/v1/pxe-filters"),
     Feature("owner", "field", (1, 22)),
     Feature("owner_since", "field", (1, 22)),
+    Feature("rule-language", "behaviour", (1, 24)),
+    Feature("rules-test", "behaviour", (1, 24)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

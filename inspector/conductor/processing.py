@@ -16,14 +16,12 @@ import time
 from typing import Any
 
 from inspector import exceptions, faults, metrics, states
-from inspector.conductor import filing, owed
+from inspector.conductor import filing, owed, rule_cache
 from inspector.conductor.fencing import fence, fenced_post
 from inspector.db import ramdisk_logs, stored_data
-from inspector.db import rules as rules_db
 from inspector.db.introspections import IntrospectionRecord
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
-from inspector.rules import runner
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -103,7 +101,7 @@ def update_node(
     by_mac = {str(p["address"]).lower(): p for p in ports if p.get("address")}
     ctx = NodeContext(uuid=uuid, node=node, ports=by_mac)
     pipeline.run_before_update(hooks, data, ctx)
-    applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
+    applied = rule_cache.apply_rules(rt, data, ctx)
     try:
         apply.apply_to_ironic(rt.baremetal, ctx)
     except owed.TEMPORARY as exc:

@@ -33,19 +33,25 @@ from inspector.rules.compiled import (
     compile_rule,
     loop_items,
 )
+from inspector.rules.masking import HIDDEN, hidden
 
 LOG = logging.getLogger(__name__)
 
-HIDDEN = "***"
-"""What a sensitive rule's values read as, in answers and logs."""
-
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class RunSettings:
     """What the service's options say about running rules."""
 
     allowed_hosts: tuple[str, ...] = ()
     max_timeout: float = 30.0
+
+    @classmethod
+    def from_conf(cls, conf: Any) -> "RunSettings":
+        """From the ``[rules]`` options of a ``ConfigOpts``."""
+        return cls(
+            allowed_hosts=tuple(conf.rules.api_call_allowed_hosts),
+            max_timeout=conf.rules.api_call_max_timeout,
+        )
 
 
 class _View:
@@ -223,7 +229,7 @@ class RuleSet:
         self,
         data: Data,
         ctx: NodeContext,
-        settings: Settings | None = None,
+        settings: RunSettings | None = None,
         trace: Trace | None = None,
     ) -> list[str]:
         """Run every rule on the node; the UUIDs of those that applied.
@@ -231,7 +237,7 @@ class RuleSet:
         With ``trace`` (a trial) nothing leaves the process and a rule
         that cannot run is recorded there instead of raised.
         """
-        settings = settings or Settings()
+        settings = settings or RunSettings()
         view = _View(ctx)
         applied = []
         found: dict[str, list[Any]] = {}
@@ -245,6 +251,7 @@ class RuleSet:
                 if entry is None:
                     raise
                 entry["error"] = exc.message
+                break  # the processing would end here, writing nothing
         return applied
 
     def _run(
@@ -253,7 +260,7 @@ class RuleSet:
         data: Data,
         ctx: NodeContext,
         view: _View,
-        settings: Settings,
+        settings: RunSettings,
         entry: dict[str, Any] | None,
         found: dict[str, list[Any]],
     ) -> bool:
@@ -303,7 +310,7 @@ class RuleSet:
         data: Data,
         ctx: NodeContext,
         view: _View,
-        settings: Settings,
+        settings: RunSettings,
         entry: dict[str, Any] | None,
     ) -> bool:
         if entry is not None:
@@ -322,8 +329,11 @@ class RuleSet:
             max_timeout=settings.max_timeout,
             trial=entry is not None,
         )
+        before = len(ctx.node_patches)
         for action in rule.actions:
             self._act(rule, action, run, ctx, view, entry)
+        if entry is not None:
+            entry["node_patches"] = (before, len(ctx.node_patches))
         return True
 
     def _act(
@@ -351,14 +361,14 @@ class RuleSet:
                         {
                             "index": action.index,
                             "action": action.action,
-                            "params": _masked(params) if rule.sensitive else params,
+                            "params": hidden(params) if rule.sensitive else params,
                         }
                     )
                 action.plugin.apply_in(run, ctx, params)
                 if entry is not None and len(run.notes) > before:
                     notes = run.notes[before:]
                     entry["actions"][-1]["would"] = (
-                        [_masked(n) for n in notes] if rule.sensitive else notes
+                        [hidden(n) for n in notes] if rule.sensitive else notes
                     )
         except exceptions.ProcessingError as exc:
             if isinstance(action.plugin, Fail):
@@ -372,14 +382,6 @@ class RuleSet:
             KeyError,
         ) as exc:
             raise exceptions.ProcessingError(_where(rule, action.name, exc)) from None
-
-
-def _masked(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return HIDDEN
 
 
 def compile_rules(rules: Iterable[dict[str, Any]]) -> RuleSet:

@@ -50,7 +50,7 @@ NEGATION = "!"
 
 
 @dataclasses.dataclass(frozen=True)
-class Settings:
+class RuleChecks:
     """What validation checks beyond the rule itself."""
 
     new_language: bool = True
@@ -100,7 +100,7 @@ def field_template(field: str) -> templates.Template | None:
     return templates.condition_template(field)
 
 
-def _check_path(where: str, field: Any, settings: Settings) -> None:
+def _check_path(where: str, field: Any, settings: RuleChecks) -> None:
     if not isinstance(field, str) or not field.strip():
         raise _invalid(where, "must be a non-empty string (a JSONPath)")
     if field_template(field) is not None:
@@ -112,12 +112,12 @@ def _check_path(where: str, field: Any, settings: Settings) -> None:
         raise _invalid(where, f"{field!r} is not a JSONPath: {exc}") from None
 
 
-def _needs_new(where: str, settings: Settings, what: str) -> None:
+def _needs_new(where: str, settings: RuleChecks, what: str) -> None:
     if not settings.new_language:
         raise _invalid(where, f"{what} needs API version {NEW_SINCE} or newer")
 
 
-def _check_loop(where: str, raw: dict[str, Any], settings: Settings) -> bool:
+def _check_loop(where: str, raw: dict[str, Any], settings: RuleChecks) -> bool:
     """Whether the part loops; :raises InvalidInput: a bad loop."""
     if LOOP not in raw:
         return False
@@ -138,7 +138,7 @@ def _check_loop(where: str, raw: dict[str, Any], settings: Settings) -> bool:
 
 
 def _check_templates(
-    where: str, value: Any, parse: Any, looping: bool, settings: Settings
+    where: str, value: Any, parse: Any, looping: bool, settings: RuleChecks
 ) -> None:
     try:
         found = templates.references(value, parse)
@@ -163,7 +163,7 @@ def _check_params(where: str, plugin: Any, params: dict[str, Any]) -> None:
         raise _invalid(where, str(exc)) from None
 
 
-def _condition(index: int, raw: Any, settings: Settings) -> dict[str, Any]:
+def _condition(index: int, raw: Any, settings: RuleChecks) -> dict[str, Any]:
     where = f"conditions[{index}]"
     if not isinstance(raw, dict):
         raise _invalid(where, "must be an object")
@@ -216,7 +216,7 @@ def _templated(params: dict[str, Any], parse: Any) -> bool:
     return bool(templates.references(params, parse))
 
 
-def _action(index: int, raw: Any, settings: Settings) -> dict[str, Any]:
+def _action(index: int, raw: Any, settings: RuleChecks) -> dict[str, Any]:
     where = f"actions[{index}]"
     if not isinstance(raw, dict):
         raise _invalid(where, "must be an object")
@@ -251,7 +251,7 @@ def _optional_text(body: dict[str, Any], key: str, limit: int) -> str | None:
     return value
 
 
-def _priority(body: dict[str, Any], settings: Settings) -> int:
+def _priority(body: dict[str, Any], settings: RuleChecks) -> int:
     if "priority" not in body:
         return 0
     _needs_new("priority", settings, "priority")
@@ -263,7 +263,7 @@ def _priority(body: dict[str, Any], settings: Settings) -> int:
     return value
 
 
-def _sensitive(body: dict[str, Any], settings: Settings) -> bool:
+def _sensitive(body: dict[str, Any], settings: RuleChecks) -> bool:
     if "sensitive" not in body:
         return False
     _needs_new("sensitive", settings, "sensitive")
@@ -272,12 +272,14 @@ def _sensitive(body: dict[str, Any], settings: Settings) -> bool:
     return bool(body["sensitive"])
 
 
-def validate(body: dict[str, Any], settings: Settings | None = None) -> dict[str, Any]:
+def validate(
+    body: dict[str, Any], settings: RuleChecks | None = None
+) -> dict[str, Any]:
     """A rule from a request body, with defaults filled in.
 
     :raises InvalidInput: naming the first bad field.
     """
-    settings = settings or Settings()
+    settings = settings or RuleChecks()
     known = {"uuid", "description", "scope", "priority", "sensitive"}
     known |= {"conditions", "actions"}
     unknown = sorted(set(body) - known)

@@ -207,6 +207,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "jsonrpc.probe",
             "pxe_filter.report",
             "rules.validation",
+            # API 1.24 (issue 34): masking sensitive rules, POST /v1/rules/test
+            "rules.masking",
+            "rules.runner",
+            "rules.trial",
         }
     ),
     # the composition root builds every shape
