@@ -31,3 +31,15 @@ def masked(rule: dict[str, Any]) -> dict[str, Any]:
         "conditions": [_part(c) for c in rule.get("conditions") or []],
         "actions": [_part(a) for a in rule.get("actions") or []],
     }
+
+
+def is_masked(rule: dict[str, Any]) -> bool:
+    """Whether ``rule`` is a sensitive rule as :func:`masked` showed it."""
+    if not rule.get("sensitive"):
+        return False
+    parts = [*(rule.get("conditions") or []), *(rule.get("actions") or [])]
+    return any(
+        isinstance(part, dict)
+        and any(v == HIDDEN for k, v in part.items() if k not in SHOWN)
+        for part in parts
+    )

@@ -4,6 +4,8 @@ variables and api-calls shaping a real introspection."""
 
 import http.server
 import json
+import pathlib
+import subprocess
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -13,7 +15,13 @@ from oslo_config import cfg
 
 from inspector import states
 from inspector.db import rules as rules_db
-from tests.functional.conftest import Service, add_node, introspect
+from tests.functional.conftest import (
+    Service,
+    add_node,
+    database_conf,
+    introspect,
+    run_script,
+)
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
 OLD = {V: "1.23"}
@@ -297,3 +305,49 @@ def test_rules_test_bad_input_and_version(service: Service) -> None:
         resp = service.client.post("/v1/rules/test", json=body)
         assert resp.status_code == 400, (body, resp.get_json())
         assert resp.get_json()["error"]["message"].startswith(words), resp.get_json()
+
+
+def _manage(
+    tmp_path: pathlib.Path, service: Service, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        database_conf(service),
+        "rules",
+        *args,
+        stdin=stdin,
+    )
+
+
+def test_manage_rules_test_export_masked(
+    service: Service, tmp_path: pathlib.Path, payload: Any
+) -> None:
+    secret = service.client.post(
+        "/v1/rules",
+        json={
+            "sensitive": True,
+            "actions": [
+                {"action": "set-attribute", "path": "/extra/pw", "value": "s3"}
+            ],
+        },
+    ).get_json()
+    data = payload("52:54:00:00:00:02", "10.1.1.1")
+    tried = _manage(tmp_path, service, "test", "--data", "-", stdin=json.dumps(data))
+    assert tried.returncode == 0, tried.stderr
+    answer = json.loads(tried.stdout)
+    assert answer["applied"] == [secret["uuid"]]
+    assert answer["changes"]["node_patches"] == [
+        {"op": "add", "path": "/extra/pw", "value": "***"}
+    ]
+    exported = _manage(tmp_path, service, "export")
+    assert "s3" not in exported.stdout and '"***"' in exported.stdout
+    refused = _manage(tmp_path, service, "import", "-", stdin=exported.stdout)
+    assert refused.returncode == 2
+    assert "export it with --with-secrets" in refused.stderr
+    backup = _manage(tmp_path, service, "export", "--with-secrets")
+    assert json.loads(backup.stdout)[0]["actions"][0]["value"] == "s3"
+    service.client.delete("/v1/rules")
+    restored = _manage(tmp_path, service, "import", "-", stdin=backup.stdout)
+    assert restored.returncode == 0, restored.stderr
+    assert rules_db.get(service.rt.db, secret["uuid"])["sensitive"] is True
