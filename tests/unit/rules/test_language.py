@@ -28,12 +28,16 @@ DATA: dict[str, Any] = {
     "flag": "yes",
     "nothing": None,
 }
-PORT = {"uuid": "p-1", "address": "aa:bb:cc:dd:ee:01", "extra": {"tags": ["a"]}}
+PORT: dict[str, Any] = {
+    "uuid": "p-1",
+    "address": "aa:bb:cc:dd:ee:01",
+    "extra": {"tags": ["a"]},
+}
 HIT = {"action": "set-attribute", "path": "/extra/hit", "value": True}
 
 
 def _ctx(**node: Any) -> NodeContext:
-    body = {
+    body: dict[str, Any] = {
         "uuid": "n1",
         "properties": {"cpus": 8},
         "driver_info": {"ipmi_address": "192.168.1.5", "ipmi_password": "secret"},
