@@ -10,7 +10,10 @@ microseconds of CPU per machine (``time.process_time``):
 - ``compiled``: the rule set compiled once, as the conductor runs it
   between two changes of the rules;
 - ``per-call``: the rules compiled on every call (what ran per node before
-  the compile-once change; also what ``apply_rules`` on dicts costs).
+  the compile-once change; also what ``apply_rules`` on dicts costs);
+- ``db: read rules``: reading the 200 rules from SQLite, what every node
+  paid before (``rules.list_all``); ``db: version``: the one read a node
+  pays now while the rules do not change (``rules.version_and_rules``).
 
 It measures only; nothing passes or fails.
 """
@@ -112,6 +115,31 @@ def measure(count: int, iterations: int) -> dict[str, float]:
         lambda: runner.apply_rules(rules, data, ctx()), max(1, iterations // 10)
     )
     results["context only"] = _per_call(ctx, iterations)
+    results.update(_database(rules, iterations))
+    return results
+
+
+def _database(rules: list[dict[str, Any]], iterations: int) -> dict[str, float]:
+    import tempfile
+
+    from inspector.db import engine, migration
+    from inspector.db import rules as rules_db
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = engine.Database(f"sqlite:///{tmp}/rules.sqlite")
+        migration.upgrade(db)
+        for rule in rules:
+            rules_db.create(db, rule)
+        known = rules_db.version(db)
+        results = {
+            "db: read rules": _per_call(
+                lambda: rules_db.list_all(db), max(1, iterations // 10)
+            ),
+            "db: version": _per_call(
+                lambda: rules_db.version_and_rules(db, known), iterations
+            ),
+        }
+        db.dispose()
     return results
 
 
