@@ -114,8 +114,12 @@ def version(db: Database) -> int:
 
 
 def version_and_rules(db: Database, known: int | None) -> tuple[int, list[Any] | None]:
-    """The version, and the enabled rules when it is not ``known`` (read
-    in the same snapshot: never a version with another set's rules)."""
+    """The version, and the enabled rules when it is not ``known``.
+
+    The version is read first: the rules read after it are those of that
+    version or of a later one, never of an earlier one, so a change made
+    between the two reads is read again at the next call (the version has
+    moved), never missed."""
     with db.connect() as conn:
         found = conn.execute(_VERSION).scalar()
         current = int(found) if found is not None else 0

@@ -330,10 +330,16 @@ class RuleSet:
             trial=entry is not None,
         )
         before = len(ctx.node_patches)
+        ports_before = {uuid: len(p) for uuid, p in ctx.port_patches.items()}
         for action in rule.actions:
             self._act(rule, action, run, ctx, view, entry)
         if entry is not None:
+            # which changes are this rule's: a trial masks a sensitive one's
             entry["node_patches"] = (before, len(ctx.node_patches))
+            entry["port_patches"] = {
+                uuid: (ports_before.get(uuid, 0), len(p))
+                for uuid, p in ctx.port_patches.items()
+            }
         return True
 
     def _act(

@@ -10,7 +10,10 @@ its field found and whether it held, each action that would run with its
 values resolved (once per loop item), and then what the node would get in
 Ironic: the node patches, traits, and port changes. A rule that cannot run
 on this node is reported with its error, where the processing would end
-in error and write nothing. A sensitive rule's values stay hidden.
+in error and write nothing. A sensitive rule's values stay hidden (its
+conditions' values, its actions' parameters, its node and port patches;
+a port it creates or a change of a port this processing creates are not
+told apart and show as they are).
 """
 
 import copy
@@ -39,12 +42,20 @@ def run(
     applied = runner.compile_rules(rules).apply(data, ctx, settings, trace)
     error = next((r["error"] for r in trace.rules if r["error"]), None)
     patches = [dict(p) for p in ctx.node_patches]
+    port_patches = {u: [dict(p) for p in ps] for u, ps in ctx.port_patches.items()}
     for entry in trace.rules:
         start, end = entry.pop("node_patches", (0, 0))
-        if entry["sensitive"]:
-            for patch in patches[start:end]:
-                if "value" in patch:
-                    patch["value"] = masking.HIDDEN
+        by_port = entry.pop("port_patches", {})
+        if not entry["sensitive"]:
+            continue
+        hidden = patches[start:end] + [
+            patch
+            for uuid, (first, last) in by_port.items()
+            for patch in port_patches[uuid][first:last]
+        ]
+        for patch in hidden:
+            if "value" in patch:
+                patch["value"] = masking.HIDDEN
     return {
         "rules": trace.rules,
         "applied": applied,
@@ -56,6 +67,6 @@ def run(
             "traits_to_remove": ctx.traits_to_remove,
             "ports_to_create": ctx.ports_to_create,
             "ports_to_delete": ctx.ports_to_delete,
-            "port_patches": ctx.port_patches,
+            "port_patches": port_patches,
         },
     }

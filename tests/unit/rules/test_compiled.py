@@ -137,3 +137,41 @@ def test_trial_stops_at_the_error_the_processing_would_end_on() -> None:
     assert len(answer["rules"]) == 1
     assert "does not resolve" in answer["error"]
     assert answer["would_write"] is False
+
+
+def test_trial_masks_a_sensitive_rules_port_patches() -> None:
+    rules = [
+        validation.validate(
+            {
+                "sensitive": True,
+                "actions": [
+                    {
+                        "action": "set-port-attribute",
+                        "port_id": "p-1",
+                        "path": "/extra/secret",
+                        "value": "s3",
+                    }
+                ],
+            }
+        ),
+        validation.validate(
+            {
+                "actions": [
+                    {
+                        "action": "set-port-attribute",
+                        "port_id": "p-1",
+                        "path": "/extra/open",
+                        "value": "o",
+                    }
+                ]
+            }
+        ),
+    ]
+    port = {"uuid": "p-1", "address": "aa:bb:cc:dd:ee:ff", "extra": {}}
+    answer = trial.run(rules, {}, {"uuid": "n1"}, [port])
+    assert answer["changes"]["port_patches"] == {
+        "p-1": [
+            {"op": "add", "path": "/extra/secret", "value": "***"},
+            {"op": "add", "path": "/extra/open", "value": "o"},
+        ]
+    }
