@@ -21,6 +21,8 @@ LANGUAGE_SINCE = versions.since("rule-language")
 """Priority, sensitive, !op, loop and variables from this microversion."""
 TEST_SINCE = versions.since("rules-test")
 NEW_FIELDS = ("priority", "sensitive")
+INTERNAL = ("language",)
+"""Kept with a rule, never answered (:data:`validation.LANGUAGE`)."""
 """The rule fields answered only from :data:`LANGUAGE_SINCE`."""
 
 
@@ -39,8 +41,10 @@ def _full(rule: dict[str, Any]) -> dict[str, Any]:
         from inspector.rules import masking  # only for the rules that need it
 
         rule = masking.masked(rule)
-    if flask.g.api_version < LANGUAGE_SINCE:
-        rule = {k: v for k, v in rule.items() if k not in NEW_FIELDS}
+    hidden = (
+        INTERNAL if flask.g.api_version >= LANGUAGE_SINCE else INTERNAL + NEW_FIELDS
+    )
+    rule = {k: v for k, v in rule.items() if k not in hidden}
     return {**rule, "links": _links(rule["uuid"])}
 
 

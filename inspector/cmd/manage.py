@@ -238,7 +238,11 @@ def _rules(conf: cfg.ConfigOpts) -> int:
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
     if conf.command.action == "export":
-        rules = rules_db.list_all(db)
+        # "language" is kept, not told: an import is of the newest language
+        rules = [
+            {k: v for k, v in r.items() if k != "language"}
+            for r in rules_db.list_all(db)
+        ]
         if not conf.command.with_secrets:
             rules = [masking.masked(r) for r in rules]
         print(json.dumps(rules, indent=2))

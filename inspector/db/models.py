@@ -190,6 +190,11 @@ class Rule(Base):
         Boolean, nullable=False, default=False, server_default=sa.false()
     )
     """API 1.24: conditions and actions masked in answers and logs."""
+    language: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=1, server_default="1"
+    )
+    """1: created below API 1.24 (or before it existed), run exactly as v1
+    ran it (condition values never formatted); 2: the 1.24 language."""
 
     conditions: Mapped[list["RuleCondition"]] = relationship(
         cascade="all, delete-orphan", order_by="RuleCondition.id"

@@ -35,6 +35,7 @@ def _rule(
         "scope": rule.scope,
         "priority": rule.priority,
         "sensitive": rule.sensitive,
+        "language": rule.language,
         "conditions": [
             {
                 "op": c.op,
@@ -144,6 +145,7 @@ def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
                     "scope": rule["scope"],
                     "priority": rule.get("priority", 0),
                     "sensitive": rule.get("sensitive", False),
+                    "language": rule.get("language", 1),
                     "disabled": False,
                 },
             )

@@ -103,7 +103,7 @@ class CompiledRule:
     is not built for the conditions)."""
 
 
-def _condition(index: int, raw: dict[str, Any]) -> CompiledCondition:
+def _condition(index: int, raw: dict[str, Any], language: int) -> CompiledCondition:
     plugin = validation.conditions()[raw["op"]]
     params = {
         k: v
@@ -127,7 +127,10 @@ def _condition(index: int, raw: dict[str, Any]) -> CompiledCondition:
         multiple=raw.get("multiple", "any"),
         invert=bool(raw.get("invert")),
         params=prepared,
-        render=templates.compile_value(params, templates.condition_template),
+        # v1 never formatted a condition's values: a rule of v1 keeps them
+        render=templates.compile_value(params, templates.condition_template)
+        if language >= validation.LANGUAGE
+        else None,
         loop=_loop(raw.get(validation.LOOP)),
     )
 
@@ -155,7 +158,8 @@ def compile_rule(rule: dict[str, Any]) -> CompiledRule:
     }
     try:
         conditions = tuple(
-            _condition(i, c) for i, c in enumerate(rule.get("conditions") or [])
+            _condition(i, c, int(rule.get("language") or validation.LANGUAGE))
+            for i, c in enumerate(rule.get("conditions") or [])
         )
         return CompiledRule(
             conditions=conditions,

@@ -45,6 +45,9 @@ CONDITION_KEYS = {"op", "field", "multiple", "invert"}
 LOOP = "loop"
 """A condition's or an action's loop, kept with its parameters."""
 PRIORITY_MAX = 9999
+LANGUAGE = 2
+"""A rule's ``language``: 1 for rules created below API 1.24 (their
+condition values are never formatted, as in v1), 2 from 1.24."""
 NEW_SINCE = "1.24"
 NEGATION = "!"
 
@@ -305,6 +308,7 @@ def validate(
         "scope": _optional_text(body, "scope", SCOPE_MAX),
         "priority": _priority(body, settings),
         "sensitive": _sensitive(body, settings),
+        "language": LANGUAGE if settings.new_language else 1,
         "conditions": [
             _condition(i, c, settings) for i, c in enumerate(raw_conditions)
         ],

@@ -502,3 +502,16 @@ def test_api_call_that_cannot_connect_is_an_error_on_the_node() -> None:
         "api-call to http://127.0.0.1:9/x failed: ConnectionError"
         in caught.value.message
     )
+
+
+def test_a_v1_rule_keeps_its_condition_values_as_written() -> None:
+    """Below 1.24 (and for every rule stored before it) a condition's value
+    is never formatted, as v1 did; from 1.24 its variables are read."""
+    condition = {"op": "eq", "field": "literal", "value": "{data[flag]}"}
+    data = {**DATA, "literal": "{data[flag]}"}
+    v1 = validation.validate({"conditions": [condition], "actions": [HIT]}, OLD)
+    assert v1["language"] == 1
+    assert _run(v1, data=data).current("/extra/hit") is True
+    new = validation.validate({"conditions": [condition], "actions": [HIT]}, NEW)
+    assert new["language"] == validation.LANGUAGE
+    assert _run(new, data=data).current("/extra/hit") is None  # "yes" != literal

@@ -24,6 +24,10 @@ def upgrade() -> None:
                 "sensitive", sa.Boolean(), nullable=False, server_default=sa.false()
             )
         )
+        # the rules stored before are of the v1 language
+        batch_op.add_column(
+            sa.Column("language", sa.Integer(), nullable=False, server_default="1")
+        )
     versions = op.create_table(
         "rule_set_version",
         sa.Column("id", sa.Integer(), primary_key=True, autoincrement=False),
@@ -35,5 +39,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_table("rule_set_version")
     with op.batch_alter_table("rules") as batch_op:
+        batch_op.drop_column("language")
         batch_op.drop_column("sensitive")
         batch_op.drop_column("priority")
