@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 MACHINES ?= 20
 DEMO_ARGS ?=
 
-.PHONY: all venv packages demo bench bench-pxe bench-scale test lint unit functional integration genconfig docs clean
+.PHONY: all venv packages demo bench bench-pxe bench-scale bench-rules test lint unit functional integration genconfig docs clean
 
 all: test
 
@@ -85,6 +85,11 @@ endif
 # the PXE filter's costs at 1k, 10k and 50k MACs, both dnsmasq backends
 bench-pxe: venv packages
 	$(BIN)/python -m lab bench-pxe
+
+# the CPU of 200 introspection rules for one machine, compiled once and
+# compiled per call (lab/rules_bench.py; no server, a few seconds)
+bench-rules: venv
+	$(BIN)/python -m lab.rules_bench
 
 # listing, metrics and sweeps at 1k and 200k records, SQLite and PostgreSQL
 bench-scale: venv packages

@@ -38,6 +38,7 @@ ENDPOINT_RULES = {
     "rules.create_rule": "introspection:rule:create",
     "rules.delete_rule": "introspection:rule:delete",
     "rules.delete_rules": "introspection:rule:delete",
+    "rules.test_rules": "introspection:rule:create",
     "conductors.list_conductors": "introspection:conductor:get",
     "conductors.get_conductor": "introspection:conductor:get",
     "conductors.update_conductor": "introspection:conductor:update",

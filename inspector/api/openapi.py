@@ -33,12 +33,29 @@ CONDUCTOR_PATCH = {
     "required": ["enabled"],
 }
 
+RULE_TEST = {
+    "type": "object",
+    "properties": {
+        "node_uuid": {"type": "string"},
+        "data": {"type": "object"},
+        "node": {"type": "object"},
+        "ports": {"type": "array", "items": {"type": "object"}},
+        "rules": {
+            "type": "array",
+            "items": {"oneOf": [{"type": "string"}, {"type": "object"}]},
+        },
+    },
+}
+"""POST /v1/rules/test (1.24): the node and data to try the rules on."""
+
 RULE_SCHEMA = {
     "type": "object",
     "properties": {
         "uuid": {"type": "string", "format": "uuid"},
         "description": {"type": ["string", "null"]},
         "scope": {"type": ["string", "null"], "maxLength": 255},
+        "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
+        "sensitive": {"type": "boolean"},
         "conditions": {
             "type": "array",
             "items": {
@@ -239,6 +256,15 @@ PATHS: dict[str, dict[str, Any]] = {
     "/v1/rules/{rule_id}": {
         "get": _op("A rule", "200", 404, params=[_RULE]),
         "delete": _op("Delete a rule", "204", 404, params=[_RULE]),
+    },
+    "/v1/rules/test": {
+        "post": _op(
+            "Try rules, writing nothing (API 1.24; 404 before)",
+            "200",
+            404,
+            413,
+            body=RULE_TEST,
+        ),
     },
 }
 

@@ -1,4 +1,5 @@
-"""Introspection rules: GET/POST/DELETE /v1/rules, GET/DELETE /v1/rules/<uuid>."""
+"""Introspection rules: GET/POST/DELETE /v1/rules, GET/DELETE /v1/rules/<uuid>,
+POST /v1/rules/test (1.24)."""
 
 import uuid as uuid_mod
 from typing import Any
@@ -7,13 +8,22 @@ import flask
 
 from inspector import exceptions
 from inspector.api import params, urls, versions
+from inspector.db import data_store
 from inspector.db import rules as rules_db
+from inspector.intake import operator
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint("rules", __name__, url_prefix="/v1/rules")
 
 CREATED_SINCE = versions.since("rule-created-201")
 """Creating a rule answers 201 from this microversion, 200 before it."""
+LANGUAGE_SINCE = versions.since("rule-language")
+"""Priority, sensitive, !op, loop and variables from this microversion."""
+TEST_SINCE = versions.since("rules-test")
+NEW_FIELDS = ("priority", "sensitive")
+INTERNAL = ("language",)
+"""Kept with a rule, never answered (:data:`validation.LANGUAGE`)."""
+"""The rule fields answered only from :data:`LANGUAGE_SINCE`."""
 
 
 def _rt() -> Runtime:
@@ -27,6 +37,14 @@ def _links(rule_id: str) -> list[dict[str, str]]:
 
 
 def _full(rule: dict[str, Any]) -> dict[str, Any]:
+    if rule.get("sensitive"):
+        from inspector.rules import masking  # only for the rules that need it
+
+        rule = masking.masked(rule)
+    hidden = (
+        INTERNAL if flask.g.api_version >= LANGUAGE_SINCE else INTERNAL + NEW_FIELDS
+    )
+    rule = {k: v for k, v in rule.items() if k not in hidden}
     return {**rule, "links": _links(rule["uuid"])}
 
 
@@ -65,7 +83,11 @@ def create_rule() -> flask.Response:
 
     body = params.json_object()
     assert body is not None  # required
-    rule = rules_db.create(_rt().db, validation.validate(body))
+    settings = validation.RuleChecks(
+        new_language=flask.g.api_version >= LANGUAGE_SINCE,
+        allowed_hosts=tuple(_rt().conf.rules.api_call_allowed_hosts),
+    )
+    rule = rules_db.create(_rt().db, validation.validate(body, settings))
     response = flask.jsonify(_full(rule))
     response.status_code = 201 if flask.g.api_version >= CREATED_SINCE else 200
     return response
@@ -87,3 +109,97 @@ def get_rule(rule_id: str) -> flask.Response:
 def delete_rule(rule_id: str) -> flask.Response:
     rules_db.delete(_rt().db, _rule_id(rule_id))
     return _no_content()
+
+
+TEST_FIELDS = ("node_uuid", "data", "node", "ports", "rules")
+
+
+def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
+    """The rules a test runs: every enabled one, or those ``given`` (stored
+    ones by UUID, new ones as bodies, validated as at creation)."""
+    from inspector.rules import validation
+
+    if given is None:
+        return rules_db.list_all(rt.db)
+    if not isinstance(given, list) or not given:
+        raise exceptions.InvalidInput(
+            "rules: must be a non-empty list of rule UUIDs or rule bodies"
+        )
+    settings = validation.RuleChecks(
+        allowed_hosts=tuple(rt.conf.rules.api_call_allowed_hosts)
+    )
+    found = []
+    for index, item in enumerate(given):
+        if isinstance(item, str):
+            found.append(rules_db.get(rt.db, _rule_id(item)))
+        elif isinstance(item, dict):
+            try:
+                found.append(validation.validate(item, settings))
+            except exceptions.InvalidInput as exc:
+                raise exceptions.InvalidInput(
+                    f"rules[{index}]: {exc.message}"
+                ) from None
+        else:
+            raise exceptions.InvalidInput(
+                f"rules[{index}]: must be a rule UUID or a rule body"
+            )
+    return found
+
+
+def _object(body: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise exceptions.InvalidInput(f"{key}: must be a JSON object")
+    return value
+
+
+@blueprint.post("/test")
+def test_rules() -> flask.Response:
+    """Run rules on a node's stored data or a posted payload, writing
+    nothing (:mod:`inspector.rules.trial`)."""
+    if flask.g.api_version < TEST_SINCE:
+        raise exceptions.NotFound(
+            "No resource at /v1/rules/test in API version "
+            f"{versions.format_version(flask.g.api_version)}: rules-test needs "
+            f"version {versions.format_version(TEST_SINCE)} or newer"
+        )
+    from inspector.rules import runner, trial
+
+    rt = _rt()
+    body = params.json_object()
+    assert body is not None  # required
+    unknown = sorted(set(body) - set(TEST_FIELDS))
+    if unknown:
+        raise exceptions.InvalidInput(
+            f"{unknown[0]}: unknown field; allowed: {', '.join(TEST_FIELDS)}"
+        )
+    data = _object(body, "data")
+    node = _object(body, "node")
+    ports = body.get("ports") or []
+    if not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports):
+        raise exceptions.InvalidInput("ports: must be a list of port objects")
+    node_id = body.get("node_uuid")
+    if node_id is not None:
+        if not isinstance(node_id, str) or not node_id:
+            raise exceptions.InvalidInput("node_uuid: must be a node's UUID or name")
+        uuid = operator.resolve(rt, node_id)
+        if node is None:
+            node = rt.baremetal.get_node(uuid)
+            if not body.get("ports"):
+                ports = rt.baremetal.list_ports(uuid)
+        if data is None:
+            data = data_store.for_conf(rt.conf, rt.db).get(uuid, processed=True)
+    if data is None:
+        raise exceptions.InvalidInput(
+            "data: post the introspection data, or give node_uuid to use the "
+            "node's stored data"
+        )
+    rules = _trial_rules(rt, body.get("rules"))
+    answer = trial.run(
+        rules,
+        data,
+        node or {"properties": {}, "extra": {}},
+        ports,
+        runner.RunSettings.from_conf(rt.conf),
+    )
+    return flask.jsonify(answer)

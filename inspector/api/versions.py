@@ -44,6 +44,8 @@ FEATURES = (
     Feature("introspection-history", "behaviour", (1, 23)),
     Feature("introspection-changes", "behaviour", (1, 23)),
     Feature("inventory", "resource", (1, 23), "/v1/inventory"),
+    Feature("rule-language", "behaviour", (1, 24)),
+    Feature("rules-test", "behaviour", (1, 24)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

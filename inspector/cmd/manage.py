@@ -10,7 +10,9 @@ that wait for the leader's takeover.
 filters' reports and asks them for a repair sync;
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
 (:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
-restores introspection rules as JSON.
+restores introspection rules as JSON (a sensitive rule's values masked
+unless ``export --with-secrets``); ``rules test`` tries the rules on a node's
+stored data or a data file, writing nothing (:mod:`inspector.rules.trial`).
 ``history NODE [--limit N] [--json]`` and ``changes NODE [--limit N]
 [--json]`` show a node's hardware history and changes, newest first (NODE:
 a UUID, or the node's name as its last run recorded it).
@@ -78,7 +80,22 @@ def _add_commands(subparsers: Any) -> None:
     pxe_forget.add_argument("filter", metavar="HOST")
     rules = subparsers.add_parser("rules", help="introspection rules as JSON")
     rule_actions = rules.add_subparsers(dest="action", required=True)
-    rule_actions.add_parser("export", help="print every rule (JSON list)")
+    exporting = rule_actions.add_parser("export", help="print every rule (JSON list)")
+    exporting.add_argument(
+        "--with-secrets",
+        action="store_true",
+        help="sensitive rules as stored, not masked (a backup to import)",
+    )
+    trying = rule_actions.add_parser(
+        "test",
+        help="run the rules on a node's stored data or a data file and print "
+        "what they would do (JSON); writes nothing, calls no api-call",
+    )
+    trying.add_argument("--node", help="node UUID or name: its node, ports, data")
+    trying.add_argument("--data", help="introspection data file (JSON; - for stdin)")
+    trying.add_argument(
+        "--rule", action="append", default=[], help="only this rule UUID (repeat)"
+    )
     importing = rule_actions.add_parser(
         "import", help="create the rules of a JSON list (export's output)"
     )
@@ -214,27 +231,81 @@ def _sync(conf: cfg.ConfigOpts) -> int:
     return 1 if failed else 0
 
 
+def _read_json(path: str) -> Any:
+    from inspector import exceptions
+
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        return json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise exceptions.InvalidInput(f"Cannot read {path}: {exc}") from exc
+
+
+def _rules_test(conf: cfg.ConfigOpts, db: Any) -> int:
+    from inspector import exceptions
+    from inspector.baremetal.client import BaremetalClient
+    from inspector.db import data_store
+    from inspector.db import rules as rules_db
+    from inspector.rules import runner, trial
+
+    args = conf.command
+    data = _read_json(args.data) if args.data else None
+    node: dict[str, Any] = {"properties": {}, "extra": {}}
+    ports: list[dict[str, Any]] = []
+    if args.node:
+        conf.set_override("max_retries", 0, group="ironic")
+        baremetal = BaremetalClient(conf)
+        node = baremetal.get_node(args.node)
+        ports = baremetal.list_ports(node["uuid"])
+        if data is None:
+            data = data_store.for_conf(conf, db).get(node["uuid"], processed=True)
+    if not isinstance(data, dict):
+        raise exceptions.InvalidInput("Give --data FILE (a JSON object) or --node")
+    rules = (
+        [rules_db.get(db, uuid) for uuid in args.rule]
+        if args.rule
+        else rules_db.list_all(db)
+    )
+    answer = trial.run(rules, data, node, ports, runner.RunSettings.from_conf(conf))
+    print(json.dumps(answer, indent=2))
+    return 0 if answer["error"] is None else 1
+
+
 def _rules(conf: cfg.ConfigOpts) -> int:
     from inspector import exceptions
     from inspector.db import engine, migration
     from inspector.db import rules as rules_db
-    from inspector.rules import validation
+    from inspector.rules import masking, validation
 
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
     if conf.command.action == "export":
-        print(json.dumps(rules_db.list_all(db), indent=2))
+        # "language" is kept, not told: an import is of the newest language
+        rules = [
+            {k: v for k, v in r.items() if k != "language"}
+            for r in rules_db.list_all(db)
+        ]
+        if not conf.command.with_secrets:
+            rules = [masking.masked(r) for r in rules]
+        print(json.dumps(rules, indent=2))
         return 0
+    if conf.command.action == "test":
+        return _rules_test(conf, db)
     path = conf.command.file
-    try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-        items = json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise exceptions.InvalidInput(f"Cannot read rules from {path}: {exc}") from exc
+    items = _read_json(path)
     if not isinstance(items, list):
         raise exceptions.InvalidInput(f"{path} must hold a JSON list of rules")
+    checks = validation.RuleChecks(
+        allowed_hosts=tuple(conf.rules.api_call_allowed_hosts)
+    )
+    for index, item in enumerate(items):
+        if isinstance(item, dict) and masking.is_masked(item):
+            raise exceptions.InvalidInput(
+                f"Rule {index} of {path} is a sensitive rule exported masked: "
+                "export it with --with-secrets to import it"
+            )
     rules = [
-        validation.validate(item)
+        validation.validate(item, checks)
         if isinstance(item, dict)
         else validation.validate({"invalid": item})
         for item in items

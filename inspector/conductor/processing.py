@@ -16,16 +16,14 @@ import time
 from typing import Any
 
 from inspector import exceptions, faults, metrics, states
-from inspector.conductor import filing, owed
+from inspector.conductor import filing, owed, rule_cache
 from inspector.conductor.fencing import fence, fenced_post
 from inspector.db import hardware_runs, ramdisk_logs, stored_data
-from inspector.db import rules as rules_db
 from inspector.db.introspections import IntrospectionRecord
 from inspector.history import diff
 from inspector.history import record as hardware_record
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
-from inspector.rules import runner
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -114,7 +112,7 @@ def update_node(
     pipeline.run_before_update(hooks, data, ctx)
     if hardware is not None:
         _observe(rt, hardware, data, node, previous_run)
-    applied = runner.apply_rules(rules_db.list_all(rt.db), data, ctx)
+    applied = rule_cache.apply_rules(rt, data, ctx)
     try:
         apply.apply_to_ironic(rt.baremetal, ctx)
     except owed.TEMPORARY as exc:

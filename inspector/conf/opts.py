@@ -29,6 +29,7 @@ from inspector.conf import (
     port_physnet,
     processing,
     pxe_filter,
+    rules,
     ssl,
     upstream,
 )
@@ -62,6 +63,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (mdns.GROUP, mdns.register_opts, mdns.list_opts),
     (history.GROUP, history.register_opts, history.list_opts),
     (inventory.GROUP, inventory.register_opts, inventory.list_opts),
+    (rules.GROUP, rules.register_opts, rules.list_opts),
 ]
 
 

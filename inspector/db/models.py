@@ -4,6 +4,7 @@ import datetime
 
 import sqlalchemy as sa
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -181,6 +182,19 @@ class Rule(Base):
     description: Mapped[str | None] = mapped_column(Text)
     disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     scope: Mapped[str | None] = mapped_column(String(255))
+    priority: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=0, server_default="0"
+    )
+    """API 1.24: higher runs first (0-9999)."""
+    sensitive: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False, server_default=sa.false()
+    )
+    """API 1.24: conditions and actions masked in answers and logs."""
+    language: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=1, server_default="1"
+    )
+    """1: created below API 1.24 (or before it existed), run exactly as v1
+    ran it (condition values never formatted); 2: the 1.24 language."""
 
     conditions: Mapped[list["RuleCondition"]] = relationship(
         cascade="all, delete-orphan", order_by="RuleCondition.id"
@@ -213,6 +227,17 @@ class RuleAction(Base):
     )
     action: Mapped[str] = mapped_column(String(255), nullable=False)
     params: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class RuleSetVersion(Base):
+    """One row: a number every change of the rules raises, in the change's
+    transaction. A conductor compares it with the version of the rule set
+    it compiled, and reads the rules again only when it moved."""
+
+    __tablename__ = "rule_set_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    version: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
 
 class HardwareRun(Base):

@@ -33,6 +33,9 @@ def _rule(
         "uuid": rule.uuid,
         "description": rule.description,
         "scope": rule.scope,
+        "priority": rule.priority,
+        "sensitive": rule.sensitive,
+        "language": rule.language,
         "conditions": [
             {
                 "op": c.op,
@@ -56,10 +59,17 @@ def _params(item: dict[str, Any], reserved: Collection[str]) -> str:
 _RULES = cast(sa.Table, models.Rule.__table__)
 _CONDITIONS = cast(sa.Table, models.RuleCondition.__table__)
 _ACTIONS = cast(sa.Table, models.RuleAction.__table__)
+_VERSIONS = cast(sa.Table, models.RuleSetVersion.__table__)
 _ENABLED = (
     sa.select(_RULES)
     .where(_RULES.c.disabled.is_(False))
-    .order_by(_RULES.c.created_at, _RULES.c.uuid)
+    .order_by(_RULES.c.priority.desc(), _RULES.c.created_at, _RULES.c.uuid)
+)
+_VERSION = sa.select(_VERSIONS.c.version).where(_VERSIONS.c.id == 1)
+_BUMP = (
+    sa.update(_VERSIONS)
+    .where(_VERSIONS.c.id == 1)
+    .values(version=_VERSIONS.c.version + 1)
 )
 _RULE = sa.select(_RULES).where(_RULES.c.uuid == sa.bindparam("uuid"))
 _CONDITIONS_OF = (
@@ -90,6 +100,35 @@ def _with_parts(conn: sa.Connection, rules: Sequence[Any]) -> list[dict[str, Any
     return [_rule(r, conditions[r.uuid], actions[r.uuid]) for r in rules]
 
 
+def _bump(conn: sa.Connection) -> None:
+    """Raise the rule set's version in the change's transaction."""
+    if not conn.execute(_BUMP).rowcount:
+        conn.execute(sa.insert(_VERSIONS), {"id": 1, "version": 2})
+
+
+def version(db: Database) -> int:
+    """The rule set's version: it moves with every change of the rules
+    (one primary-key read; a conductor asks before every processing)."""
+    with db.connect() as conn:
+        found = conn.execute(_VERSION).scalar()
+    return int(found) if found is not None else 0
+
+
+def version_and_rules(db: Database, known: int | None) -> tuple[int, list[Any] | None]:
+    """The version, and the enabled rules when it is not ``known``.
+
+    The version is read first: the rules read after it are those of that
+    version or of a later one, never of an earlier one, so a change made
+    between the two reads is read again at the next call (the version has
+    moved), never missed."""
+    with db.connect() as conn:
+        found = conn.execute(_VERSION).scalar()
+        current = int(found) if found is not None else 0
+        if current == known:
+            return current, None
+        return current, _with_parts(conn, conn.execute(_ENABLED).all())
+
+
 def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
     """Store a rule that :func:`inspector.rules.validation.validate` returned."""
     uuid = rule["uuid"]
@@ -104,9 +143,13 @@ def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
                     "created_at": models.utcnow(),
                     "description": rule["description"],
                     "scope": rule["scope"],
+                    "priority": rule.get("priority", 0),
+                    "sensitive": rule.get("sensitive", False),
+                    "language": rule.get("language", 1),
                     "disabled": False,
                 },
             )
+            _bump(conn)
             if rule["conditions"]:
                 conn.execute(
                     sa.insert(_CONDITIONS),
@@ -148,7 +191,8 @@ def get(db: Database, uuid: str) -> dict[str, Any]:
 
 
 def list_all(db: Database) -> list[dict[str, Any]]:
-    """Every enabled rule, oldest first: the order they run in.
+    """Every enabled rule in the order they run: higher priority first,
+    then oldest first.
 
     Runs at every processing, mostly finding no rule at all (one statement
     then; three when there are rules).
@@ -163,7 +207,10 @@ def _drop(conn: sa.Connection, where: Any) -> int:
     uuids = sa.select(_RULES.c.uuid).where(where)
     conn.execute(sa.delete(_CONDITIONS).where(_CONDITIONS.c.rule_uuid.in_(uuids)))
     conn.execute(sa.delete(_ACTIONS).where(_ACTIONS.c.rule_uuid.in_(uuids)))
-    return int(conn.execute(sa.delete(_RULES).where(where)).rowcount)
+    dropped = int(conn.execute(sa.delete(_RULES).where(where)).rowcount)
+    if dropped:
+        _bump(conn)
+    return dropped
 
 
 def delete(db: Database, uuid: str) -> None:

@@ -7,11 +7,15 @@ with the introspection data (``{data[inventory][cpu][count]}``).
 """
 
 import abc
+import dataclasses
+import logging
 from typing import Any
 
 from inspector import exceptions
 from inspector.processing import capabilities
-from inspector.processing.base import NodeContext
+from inspector.processing.base import Data, NodeContext
+
+LOG = logging.getLogger(__name__)
 
 _STRING = {"type": "string", "minLength": 1}
 
@@ -19,6 +23,26 @@ _STRING = {"type": "string", "minLength": 1}
 def _path(path: str) -> str:
     """'extra/foo' or '/extra/foo' -> '/extra/foo'."""
     return "/" + path.strip().lstrip("/")
+
+
+@dataclasses.dataclass
+class Run:
+    """What an action knows of the run beyond the node context: the data
+    (which plugin-data actions change), the rule, the settings, and whether
+    it is a trial (``POST /v1/rules/test``), where nothing leaves the
+    process and the actions with effects outside it say what they would do.
+    """
+
+    data: Data
+    rule: str = ""
+    sensitive: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    """``[rules]api_call_allowed_hosts``."""
+    max_timeout: float = 30.0
+    """``[rules]api_call_max_timeout``."""
+    trial: bool = False
+    notes: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """What the actions with outside effects did or, in a trial, would do."""
 
 
 class Action(abc.ABC):
@@ -32,6 +56,22 @@ class Action(abc.ABC):
     @abc.abstractmethod
     def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
         """Record the change in ``ctx``."""
+
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        """Record the change, knowing the run; actions that change the data
+        or reach outside the process override this one."""
+        self.apply(ctx, params)
+
+
+class RunAction(Action):
+    """An action that needs the run (:meth:`apply_in`)."""
+
+    def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
+        self.apply_in(Run(data={}), ctx, params)
+
+    @abc.abstractmethod
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        """Record the change, knowing the run."""
 
 
 class Fail(Action):
@@ -133,3 +173,141 @@ class RemoveTrait(Action):
             ctx.traits_to_add.remove(name)
         if name not in ctx.traits_to_remove:
             ctx.traits_to_remove.append(name)
+
+
+class DelAttribute(_PathAction):
+    """Remove the node field at ``path``; absent is fine."""
+
+    PARAMS = {"type": "object", "properties": {"path": _STRING}, "required": ["path"]}
+
+    def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
+        path = _path(params["path"])
+        if ctx.current(path) is not None:
+            ctx.remove(path)
+
+
+class UnsetCapability(Action):
+    """Remove capability ``name`` from properties.capabilities."""
+
+    PARAMS = {"type": "object", "properties": {"name": _STRING}, "required": ["name"]}
+
+    def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
+        current = ctx.current("/properties/capabilities")
+        if not isinstance(current, str) or not current:
+            return
+        name = str(params["name"])
+        kept = [
+            part
+            for part in current.split(",")
+            if part and part.split(":", 1)[0].strip() != name
+        ]
+        if len(kept) != len([p for p in current.split(",") if p]):
+            ctx.patch("/properties/capabilities", ",".join(kept))
+
+
+LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+class Log(RunAction):
+    """Write ``msg`` to the conductor's log at ``level`` (default info)."""
+
+    PARAMS = {
+        "type": "object",
+        "properties": {"msg": {"type": "string"}, "level": {"enum": list(LEVELS)}},
+        "required": ["msg"],
+    }
+
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        level = params.get("level", "info")
+        message = "(a sensitive rule's message)" if run.sensitive else params["msg"]
+        run.notes.append({"log": level, "msg": params["msg"]})
+        if not run.trial:
+            LOG.log(
+                logging.getLevelNamesMapping()[level.upper()],
+                "Rule %s on node %s: %s",
+                run.rule,
+                ctx.uuid,
+                message,
+            )
+
+
+def _dotted(path: str) -> list[str]:
+    parts = [p for p in path.strip().strip("/").replace("/", ".").split(".") if p]
+    if not parts:
+        raise ValueError("path must name a key of the data, e.g. extra.rack")
+    return parts
+
+
+class _PluginDataAction(RunAction):
+    def validate(self, params: dict[str, Any]) -> None:
+        _dotted(params["path"])
+
+    @staticmethod
+    def _parent(data: Data, parts: list[str], create: bool) -> Any:
+        target: Any = data
+        for part in parts[:-1]:
+            if not isinstance(target, dict):
+                raise exceptions.ProcessingError(
+                    f"{'.'.join(parts)}: {part!r} is inside a "
+                    f"{type(target).__name__}, not an object"
+                )
+            if part not in target:
+                if not create:
+                    return None
+                target[part] = {}
+            target = target[part]
+        if not isinstance(target, dict):
+            raise exceptions.ProcessingError(
+                f"{'.'.join(parts)}: the parent is a {type(target).__name__}, "
+                "not an object"
+            )
+        return target
+
+
+class SetPluginData(_PluginDataAction):
+    """Set the data's key at ``path`` (dotted: ``extra.rack``) to ``value``;
+    the processed data is stored with it."""
+
+    PARAMS = {
+        "type": "object",
+        "properties": {"path": _STRING, "value": {}},
+        "required": ["path", "value"],
+    }
+
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        parts = _dotted(params["path"])
+        self._parent(run.data, parts, create=True)[parts[-1]] = params["value"]
+
+
+class ExtendPluginData(_PluginDataAction):
+    """Append ``value`` to the list at ``path`` in the data (created when
+    missing); with ``unique`` only when it is not there yet."""
+
+    PARAMS = {
+        "type": "object",
+        "properties": {"path": _STRING, "value": {}, "unique": {"type": "boolean"}},
+        "required": ["path", "value"],
+    }
+
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        parts = _dotted(params["path"])
+        parent = self._parent(run.data, parts, create=True)
+        current = parent.setdefault(parts[-1], [])
+        if not isinstance(current, list):
+            raise exceptions.ProcessingError(
+                f"extend-plugin-data: {'.'.join(parts)} is not a list: {current!r}"
+            )
+        if not (params.get("unique") and params["value"] in current):
+            current.append(params["value"])
+
+
+class UnsetPluginData(_PluginDataAction):
+    """Remove the data's key at ``path``; absent is fine."""
+
+    PARAMS = {"type": "object", "properties": {"path": _STRING}, "required": ["path"]}
+
+    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+        parts = _dotted(params["path"])
+        parent = self._parent(run.data, parts, create=False)
+        if parent is not None:
+            parent.pop(parts[-1], None)

@@ -6,6 +6,7 @@ parameters. The engine resolves the field, applies ``multiple`` and
 """
 
 import abc
+import functools
 import operator
 import re
 from typing import Any
@@ -28,9 +29,18 @@ class Condition(abc.ABC):
     def validate(self, params: dict[str, Any]) -> None:
         """Check parameters beyond the schema; raise ValueError naming them."""
 
+    def prepare(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The parameters with what ``check`` reuses made once (a compiled
+        regular expression), when the rule is compiled."""
+        return params
+
     @abc.abstractmethod
     def check(self, value: Any, params: dict[str, Any]) -> bool:
         """Whether ``value`` satisfies the condition."""
+
+
+PREPARED = "_prepared"
+"""The key under which ``prepare`` keeps its work in the parameters."""
 
 
 def _coerce(value: Any, expected: Any) -> tuple[Any, Any]:
@@ -114,11 +124,43 @@ class InNet(Condition):
         except (netaddr.AddrFormatError, ValueError) as exc:
             raise ValueError(f"value is not a network (CIDR): {exc}") from exc
 
-    def check(self, value: Any, params: dict[str, Any]) -> bool:
+    def prepare(self, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            return netaddr.IPAddress(str(value)) in netaddr.IPNetwork(params["value"])
-        except (netaddr.AddrFormatError, ValueError, TypeError):
+            return {**params, PREPARED: _network(params["value"])}
+        except (netaddr.AddrFormatError, ValueError, TypeError, KeyError):
+            return params  # a variable: read at run time
+
+    def check(self, value: Any, params: dict[str, Any]) -> bool:
+        network = params.get(PREPARED)
+        if network is None:
+            try:
+                network = _network(params["value"])
+            except (netaddr.AddrFormatError, ValueError, TypeError) as exc:
+                raise ValueError(
+                    f"{params['value']!r} is not a network: {exc}"
+                ) from None
+        address = _address(value) if isinstance(value, str) else None
+        if address is None:
             return False
+        version, first, last = network
+        return address[0] == version and first <= address[1] <= last
+
+
+def _network(text: Any) -> tuple[int, int, int]:
+    """(IP version, first, last address) of a CIDR, as numbers."""
+    network = netaddr.IPNetwork(text)
+    return network.version, network.first, network.last
+
+
+@functools.lru_cache(maxsize=4096)
+def _address(text: str) -> tuple[int, int] | None:
+    """(IP version, number) of an address; None when it is not one. Kept:
+    a node's few addresses meet every in-net rule."""
+    try:
+        address = netaddr.IPAddress(text)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
+    return address.version, int(address)
 
 
 class _Regex(Condition):
@@ -134,6 +176,24 @@ class _Regex(Condition):
         except re.error as exc:
             raise ValueError(f"value is not a regular expression: {exc}") from exc
 
+    def prepare(self, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return {**params, PREPARED: re.compile(params["value"])}
+        except (re.error, TypeError, KeyError):
+            return params
+
+    @staticmethod
+    def pattern(params: dict[str, Any]) -> "re.Pattern[str]":
+        found = params.get(PREPARED)
+        if found is not None:
+            return found
+        try:
+            return re.compile(str(params["value"]))
+        except re.error as exc:
+            raise ValueError(
+                f"{params['value']!r} is not a regular expression: {exc}"
+            ) from None
+
 
 class Matches(_Regex):
     """The whole field matches the regular expression."""
@@ -141,7 +201,7 @@ class Matches(_Regex):
     def check(self, value: Any, params: dict[str, Any]) -> bool:
         if value is None:
             return False
-        return re.fullmatch(params["value"], str(value)) is not None
+        return self.pattern(params).fullmatch(str(value)) is not None
 
 
 class Contains(_Regex):
@@ -150,7 +210,7 @@ class Contains(_Regex):
     def check(self, value: Any, params: dict[str, Any]) -> bool:
         if value is None:
             return False
-        return re.search(params["value"], str(value)) is not None
+        return self.pattern(params).search(str(value)) is not None
 
 
 class IsEmpty(Condition):
@@ -161,3 +221,70 @@ class IsEmpty(Condition):
 
     def check(self, value: Any, params: dict[str, Any]) -> bool:
         return value is None or value in ("", [], {})
+
+
+class OneOf(Condition):
+    """The field equals one of ``values`` (compared as ``eq`` compares)."""
+
+    PARAMS = {
+        "type": "object",
+        "properties": {"values": {"type": "array"}},
+        "required": ["values"],
+    }
+
+    def check(self, value: Any, params: dict[str, Any]) -> bool:
+        if value is None:
+            return False
+        for expected in params["values"]:
+            try:
+                left, right = _coerce(value, expected)
+            except (TypeError, ValueError):
+                continue
+            if left == right:
+                return True
+        return False
+
+
+class IsNone(Condition):
+    """The field is missing or null."""
+
+    PARAMS = {"type": "object", "properties": {}}
+    ALLOW_NONE = True
+
+    def check(self, value: Any, params: dict[str, Any]) -> bool:
+        return value is None
+
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+class IsTrue(Condition):
+    """The field is true: a true boolean, a number other than 0, or the text
+    true, yes, on or 1 (any case)."""
+
+    PARAMS = {"type": "object", "properties": {}}
+
+    def check(self, value: Any, params: dict[str, Any]) -> bool:
+        if isinstance(value, bool | int | float):
+            return bool(value)
+        if isinstance(value, str):
+            return value.strip().lower() in _TRUE
+        return False
+
+
+class IsFalse(Condition):
+    """The field is false: a false boolean, 0, the text false, no, off or 0
+    (any case), or missing or null (as Ironic judges it)."""
+
+    PARAMS = {"type": "object", "properties": {}}
+    ALLOW_NONE = True
+
+    def check(self, value: Any, params: dict[str, Any]) -> bool:
+        if value is None:
+            return True
+        if isinstance(value, bool | int | float):
+            return not value
+        if isinstance(value, str):
+            return value.strip().lower() in _FALSE
+        return False

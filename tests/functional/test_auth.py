@@ -40,6 +40,7 @@ ENDPOINTS = [
     ("DELETE", "/v1/rules", "admin"),
     ("GET", f"/v1/rules/{RULE}", "reader"),
     ("DELETE", f"/v1/rules/{RULE}", "admin"),
+    ("POST", "/v1/rules/test", "admin"),
     ("GET", "/v1/conductors", "reader"),
     ("GET", f"/v1/conductors/{HOST}", "reader"),
     ("PATCH", f"/v1/conductors/{HOST}", "admin-only"),

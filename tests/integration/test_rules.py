@@ -218,3 +218,58 @@ def test_reapply_with_a_new_body_changes_ironic(client: Client, lab: Lab) -> Non
     assert node["extra"]["memory"] == "4096"
     raw = client.get(f"/v1/introspection/{uuid}/data/unprocessed").json()
     assert raw["inventory"]["cpu"]["count"] == machine.cpus * 2
+
+
+def test_the_1_24_language_lands_in_ironic(client: Client, lab: Lab) -> None:
+    """Priority, a loop over the node's ports, variables keeping their
+    types: what the rules record is what Ironic takes."""
+    machine, uuid = lab.machine(enroll_port=True)
+    _rule(
+        client,
+        {
+            "priority": 1,
+            "conditions": [
+                {"op": "eq", "field": "node://extra.stage", "value": "first"},
+                {"op": "!is-empty", "field": "{inventory[interfaces]}"},
+            ],
+            "actions": [
+                {"action": "set-attribute", "path": "/extra/stage", "value": "second"}
+            ],
+        },
+    )
+    _rule(
+        client,
+        {
+            "priority": 100,
+            "conditions": [
+                {
+                    "op": "gt",
+                    "field": "{inventory[memory][physical_mb]}",
+                    "value": 1,
+                }
+            ],
+            "actions": [
+                {"action": "set-attribute", "path": "/extra/stage", "value": "first"},
+                {
+                    "action": "set-attribute",
+                    "path": "/extra/memory_mb",
+                    "value": "{inventory[memory][physical_mb]}",
+                },
+                {
+                    "action": "set-port-attribute",
+                    "port_id": "{item[uuid]}",
+                    "path": "/extra/switch",
+                    "value": "sw-{node[name]}",
+                    "loop": "{ports}",
+                },
+            ],
+        },
+    )
+    (status,) = introspect(client, (machine, uuid))
+    assert status["state"] == "finished", status
+    node = lab.api.node(uuid)
+    assert node["extra"]["stage"] == "second"
+    memory = machine.inventory["memory"]["physical_mb"]
+    assert node["extra"]["memory_mb"] == memory  # a number, not "16384"
+    ports = lab.api.ports(uuid)
+    assert ports and all(p["extra"]["switch"] == f"sw-{node['name']}" for p in ports)

@@ -224,6 +224,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "rules.validation",
             # the fleet view and its page run the pure analysis of fleet/
             "fleet",
+            # API 1.24 (issue 34): masking sensitive rules, POST /v1/rules/test
+            "rules.masking",
+            "rules.runner",
+            "rules.trial",
         }
     ),
     # the composition root builds every shape

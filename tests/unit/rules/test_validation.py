@@ -138,6 +138,11 @@ def test_every_documented_plugin_is_registered() -> None:
             "matches",
             "contains",
             "is-empty",
+            # API 1.24 (issue 34)
+            "one-of",
+            "is-none",
+            "is-true",
+            "is-false",
         ]
     )
     assert sorted(validation.actions()) == sorted(
@@ -148,5 +153,16 @@ def test_every_documented_plugin_is_registered() -> None:
             "extend-attribute",
             "add-trait",
             "remove-trait",
+            # API 1.24 (issue 34)
+            "del-attribute",
+            "unset-capability",
+            "log",
+            "set-plugin-data",
+            "extend-plugin-data",
+            "unset-plugin-data",
+            "set-port-attribute",
+            "extend-port-attribute",
+            "del-port-attribute",
+            "api-call",
         ]
     )
