@@ -26,7 +26,7 @@ def _path(path: str) -> str:
 
 
 @dataclasses.dataclass
-class Run:
+class RuleRun:
     """What an action knows of the run beyond the node context: the data
     (which plugin-data actions change), the rule, the settings, and whether
     it is a trial (``POST /v1/rules/test``), where nothing leaves the
@@ -57,7 +57,7 @@ class Action(abc.ABC):
     def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
         """Record the change in ``ctx``."""
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         """Record the change, knowing the run; actions that change the data
         or reach outside the process override this one."""
         self.apply(ctx, params)
@@ -67,10 +67,10 @@ class RunAction(Action):
     """An action that needs the run (:meth:`apply_in`)."""
 
     def apply(self, ctx: NodeContext, params: dict[str, Any]) -> None:
-        self.apply_in(Run(data={}), ctx, params)
+        self.apply_in(RuleRun(data={}), ctx, params)
 
     @abc.abstractmethod
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         """Record the change, knowing the run."""
 
 
@@ -217,7 +217,7 @@ class Log(RunAction):
         "required": ["msg"],
     }
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         level = params.get("level", "info")
         message = "(a sensitive rule's message)" if run.sensitive else params["msg"]
         run.notes.append({"log": level, "msg": params["msg"]})
@@ -274,7 +274,7 @@ class SetPluginData(_PluginDataAction):
         "required": ["path", "value"],
     }
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         parts = _dotted(params["path"])
         self._parent(run.data, parts, create=True)[parts[-1]] = params["value"]
 
@@ -289,7 +289,7 @@ class ExtendPluginData(_PluginDataAction):
         "required": ["path", "value"],
     }
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         parts = _dotted(params["path"])
         parent = self._parent(run.data, parts, create=True)
         current = parent.setdefault(parts[-1], [])
@@ -306,7 +306,7 @@ class UnsetPluginData(_PluginDataAction):
 
     PARAMS = {"type": "object", "properties": {"path": _STRING}, "required": ["path"]}
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         parts = _dotted(params["path"])
         parent = self._parent(run.data, parts, create=False)
         if parent is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from inspector import exceptions
 from inspector.processing.base import NodeContext
-from inspector.rules.actions import Run, RunAction
+from inspector.rules.actions import RuleRun, RunAction
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -82,7 +82,7 @@ class ApiCall(RunAction):
     def validate(self, params: dict[str, Any]) -> None:
         _endpoint(params["url"])
 
-    def apply_in(self, run: Run, ctx: NodeContext, params: dict[str, Any]) -> None:
+    def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         url = str(params["url"])
         try:
             allowed(url, run.allowed_hosts)

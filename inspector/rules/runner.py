@@ -24,7 +24,7 @@ from typing import Any
 from inspector import exceptions
 from inspector.processing.base import Data, NodeContext
 from inspector.rules import templates
-from inspector.rules.actions import Fail, Run
+from inspector.rules.actions import Fail, RuleRun
 from inspector.rules.compiled import (
     CompiledAction,
     CompiledCondition,
@@ -321,7 +321,7 @@ class RuleSet:
             rule.description or "no description",
             ctx.uuid,
         )
-        run = Run(
+        run = RuleRun(
             data=data,
             rule=rule.uuid,
             sensitive=rule.sensitive,
@@ -346,7 +346,7 @@ class RuleSet:
         self,
         rule: CompiledRule,
         action: CompiledAction,
-        run: Run,
+        run: RuleRun,
         ctx: NodeContext,
         view: _View,
         entry: dict[str, Any] | None,

@@ -2,7 +2,7 @@
 ``ironic-inspector-manage rules test``).
 
 The rules run as a processing would run them, on copies of the data and
-the node, in a trial :class:`~inspector.rules.actions.Run`: nothing leaves
+the node, in a trial :class:`~inspector.rules.actions.RuleRun`: nothing leaves
 the process (no Ironic write, no database write, no api-call; the answer
 says which call would be made). The answer lists, rule by rule in the
 order they run, whether it was in scope, each condition with the values

@@ -28,9 +28,9 @@ def _product() -> str:
 
 
 def _enrolled(service: Service) -> str:
-    """A node known to the fake Ironic: the service's periodic reconcile
-    ([processing]sync_interval, 60 s) removes the records of nodes Ironic
-    does not know, rows written here included."""
+    """A node known to the fake Ironic, as a real one would be: a reconcile
+    removes the records of nodes Ironic does not know, rows written here
+    included."""
     return str(service.ironic.add_node()["uuid"])
 
 
