@@ -15,6 +15,7 @@ from oslo_config import cfg
 
 from inspector.api import access
 from inspector.api.app import create_app
+from inspector.db import rules as rules_db
 from tests.functional.conftest import Service
 
 # fixed: they name the tests, which pytest-xdist's workers must collect alike
@@ -66,6 +67,15 @@ MAY = {
     "admin": {"admin", "service"},
     "admin-only": {"admin"},
 }
+
+
+@pytest.fixture(autouse=True)
+def _no_rule_left(service: Service) -> Iterator[None]:
+    """The matrix creates ``fail`` rules: none may outlive its test (with
+    the tests spread over processes, the matrix's DELETE may run in
+    another one, and every later introspection there would fail)."""
+    yield
+    rules_db.delete_all(service.rt.db)  # not over HTTP: no policy involved
 
 
 def _call(client: FlaskClient, method: str, path: str, **kwargs: Any) -> Any:
