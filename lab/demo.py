@@ -375,6 +375,7 @@ def run(options: DemoOptions) -> int:
             and statuses.get(uuids[m.name], {}).get("state") == "finished"
         ][:2]
         drifted = drift.reintrospect(url, uuids, repaired)
+        drifted = drift.save_fleet_page(url, repaired, uuids) and drifted
         latencies = player.latencies()
         if latencies:
             median = latencies[len(latencies) // 2] * 1000
@@ -421,6 +422,7 @@ def _keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) ->
     cluster = running.cluster
     if cluster is None:
         where.append(f"inspector: {url} (log {work / 'inspector' / 'inspector.log'})")
+        where.append(f"the fleet page: {url}/fleet")
     else:
         assert cluster.api is not None
         api = "Apache + mod_wsgi" if cluster.api_server == "apache" else "local server"

@@ -3,6 +3,8 @@ lost), introspected again, and their hardware changes read from the API
 (1.23), as an operator would after a data-centre visit."""
 
 import json
+import pathlib
+import tempfile
 import time
 from typing import Any
 
@@ -67,3 +69,27 @@ def reintrospect(
     if pending:
         print(f"  not finished within {timeout:.0f} s: {', '.join(sorted(pending))}")
     return ok
+
+
+PAGE = pathlib.Path(tempfile.gettempdir()) / "inspector-demo-fleet.html"
+"""Where the demo leaves the fleet page: it outlives the lab."""
+
+
+def save_fleet_page(url: str, chosen: list[Machine], uuids: dict[str, str]) -> bool:
+    """Write the /fleet page to :data:`PAGE` and say where; False when it
+    does not name the repaired machines among the latest changes."""
+    resp = requests.get(f"{url}/fleet", timeout=30)
+    if resp.status_code != 200:
+        print(f"The fleet page answered {resp.status_code}: {resp.text[:200]}")
+        return False
+    PAGE.write_text(resp.text)
+    print(
+        f"\nThe fleet page (GET {url}/fleet while the lab runs: the fleet by "
+        f"product, outliers, cabling problems, the latest changes): {PAGE}"
+    )
+    missing = [
+        m.name for m in chosen if f"/fleet/nodes/{uuids[m.name]}" not in resp.text
+    ]
+    if missing:
+        print(f"  the page does not list the changes of {', '.join(missing)}")
+    return not missing
