@@ -3,19 +3,12 @@ expected cabling."""
 
 from oslo_config import cfg, types
 
+from inspector import hardware_facts
+
 GROUP = "inventory"
 
-PEER_FACT_CHOICES = (
-    "cpus",
-    "cpu_model",
-    "cpu_arch",
-    "memory_mb",
-    "local_gb",
-    "disks",
-    "nics",
-    "vendor",
-    "product",
-    "bios_version",
+PEER_FACT_CHOICES = tuple(
+    f for f in hardware_facts.COLUMNS if f not in hardware_facts.OWN
 )
 """The facts peers may be chosen by (the fleet view's facts, less those
 every node has its own value of)."""

@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 import sqlalchemy as sa
 
+from inspector import hardware_facts
 from inspector.db import models
 from inspector.db.engine import Database
 
@@ -26,30 +27,9 @@ T = TypeVar("T")
 _NODES = cast(sa.Table, models.Introspection.__table__)
 _RUNS = cast(sa.Table, models.HardwareRun.__table__)
 
-INTEGER_FACTS = ("cpus", "memory_mb", "local_gb", "disks", "nics")
-TEXT_FACTS = (
-    "cpu_model",
-    "cpu_arch",
-    "vendor",
-    "product",
-    "serial",
-    "bios_version",
-)
-FACTS = (
-    "cpus",
-    "cpu_model",
-    "cpu_arch",
-    "memory_mb",
-    "local_gb",
-    "disks",
-    "nics",
-    "vendor",
-    "product",
-    "serial",
-    "bios_version",
-    "finished_at",
-    "name",
-)
+INTEGER_FACTS = hardware_facts.INTEGER
+TEXT_FACTS = hardware_facts.TEXT
+FACTS = (*hardware_facts.COLUMNS, "finished_at", "name")
 """What ``fields``, the filters and ``group_by`` may name (besides
 ``uuid``, always answered): the facts of a node's latest run, when it
 finished and the node's name at that time."""

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from inspector import exceptions
+from inspector import exceptions, hardware_facts
 from inspector.db import models
 from inspector.db.engine import Database
 from inspector.db.models import utcnow
@@ -25,19 +25,7 @@ from inspector.db.models import utcnow
 _TABLE = cast(sa.Table, models.HardwareRun.__table__)
 _INTROSPECTIONS = cast(sa.Table, models.Introspection.__table__)
 
-FACTS = (
-    "cpus",
-    "cpu_model",
-    "cpu_arch",
-    "memory_mb",
-    "local_gb",
-    "disks",
-    "nics",
-    "vendor",
-    "product",
-    "serial",
-    "bios_version",
-)
+FACTS = hardware_facts.COLUMNS
 """The fact columns, one per fleet-view fact."""
 
 

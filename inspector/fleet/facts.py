@@ -9,24 +9,10 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from inspector import exceptions
+from inspector import exceptions, hardware_facts
 
-INTEGER_FACTS = ("cpus", "memory_mb", "local_gb", "disks", "nics")
-FACTS = (
-    "cpus",
-    "cpu_model",
-    "cpu_arch",
-    "memory_mb",
-    "local_gb",
-    "disks",
-    "nics",
-    "vendor",
-    "product",
-    "serial",
-    "bios_version",
-    "finished_at",
-    "name",
-)
+INTEGER_FACTS = hardware_facts.INTEGER
+FACTS = (*hardware_facts.COLUMNS, "finished_at", "name")
 """What ``fields``, the filters and ``group_by`` may name (besides
 ``uuid``, always answered): the facts of a node's latest run, when it
 finished and the node's name at that time."""

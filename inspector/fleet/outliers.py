@@ -5,7 +5,9 @@ import collections
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-NOT_COMPARED = frozenset({"uuid", "name", "serial", "finished_at"})
+from inspector import hardware_facts
+
+NOT_COMPARED = frozenset({"uuid", "name", "finished_at", *hardware_facts.OWN})
 """Facts every node has its own value of: never an outlier."""
 
 

@@ -152,6 +152,7 @@ KERNEL = frozenset(
         "inspector",
         "inspector.exceptions",
         "inspector.faults",
+        "inspector.hardware_facts",
         "inspector.keepalive",
         "inspector.macs",
         "inspector.metrics",
