@@ -8,6 +8,7 @@ process can serve at most, whatever the inspector does.
 """
 
 import collections
+import datetime
 import pathlib
 import re
 import time
@@ -22,6 +23,15 @@ ACCESS = re.compile(r"ironic\.api .*? - (GET|POST|PUT|PATCH|DELETE) (\S+) - (\d{
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 PLAYER_LISTING = "GET /v1/nodes?fields="
 """The lab's ramdisk player watching power states: not the inspector."""
+
+
+TIMED = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) .*?ironic\.api .*? - "
+    r"(GET|POST|PUT|PATCH|DELETE) (\S+) - \d{3} \(([\d.]+)ms\)",
+    re.M,
+)
+"""A request's line with when it was logged (as it ended) and how long it
+took."""
 
 
 class AccessLog:
@@ -47,6 +57,22 @@ class AccessLog:
             method, path = match.group(1), match.group(2)
             for uuid in set(UUID.findall(path)) & wanted:
                 found[uuid][f"{method} {path.replace(uuid, '<uuid>')}"] += 1
+        return found
+
+    def first_arrivals(self, method: str, suffix: str) -> dict[str, float]:
+        """Node UUID -> when Ironic got its first ``method`` request to a
+        path ending in ``suffix`` (seconds since the epoch, local time:
+        the line's time less the request's duration). When a request was
+        sent, not when its effect could be seen: under load Ironic takes
+        seconds to answer a power request."""
+        found: dict[str, float] = {}
+        for match in TIMED.finditer(self._text()):
+            when, verb, path, millis = match.groups()
+            if verb != method or not path.split("?")[0].endswith(suffix):
+                continue
+            for uuid in UUID.findall(path):
+                ended = datetime.datetime.strptime(when, "%Y-%m-%d %H:%M:%S.%f")
+                found.setdefault(uuid, ended.timestamp() - float(millis) / 1000)
         return found
 
     def calls(self) -> collections.Counter[str]:
