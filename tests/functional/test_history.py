@@ -293,26 +293,32 @@ class ClientManager:
         )
 
 
-def test_openstack_client_commands(service: Service) -> None:
+def osc_entry_points(module: str) -> dict[str, Any]:
+    """The stock client's commands that ``module`` of ours registers."""
     group = importlib.metadata.entry_points(
         group="openstack.baremetal_introspection.v1"
     )
-    found = {
-        e.name: e.load() for e in group if e.value.startswith("inspector.osc.history")
-    }
-    assert found == {
+    return {e.name: e.load() for e in group if e.value.startswith(module)}
+
+
+def run_osc(service: Service, command: Any, *args: str) -> Any:
+    """One OpenStackClient command's answer (columns, rows), its requests
+    answered by the service's API."""
+    app = types.SimpleNamespace(client_manager=ClientManager(service))
+    cmd = command(app, None)
+    parsed = cmd.get_parser("openstack baremetal introspection").parse_args(list(args))
+    return cmd.take_action(parsed)
+
+
+def test_openstack_client_commands(service: Service) -> None:
+    assert osc_entry_points("inspector.osc.history") == {
         "baremetal_introspection_history": osc_history.HistoryCommand,
         "baremetal_introspection_changes": osc_history.ChangesCommand,
     }
     uuid, node = _twice(service)
-    app = types.SimpleNamespace(client_manager=ClientManager(service))
 
     def run(command: Any, *args: str) -> Any:
-        cmd = command(app, None)
-        parsed = cmd.get_parser("openstack baremetal introspection").parse_args(
-            list(args)
-        )
-        return cmd.take_action(parsed)
+        return run_osc(service, command, *args)
 
     columns, rows = run(osc_history.HistoryCommand, node["name"])
     assert columns[0] == "UUID" and [r[3] for r in rows] == ["finished"] * 2

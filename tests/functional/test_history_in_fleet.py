@@ -4,8 +4,6 @@ with a disk swapped and less memory, seen by /v1/inventory, its summary
 and the /fleet page at once."""
 
 import copy
-import importlib.metadata
-import types
 import uuid as uuidlib
 from typing import Any
 
@@ -19,7 +17,7 @@ from tests.functional.conftest import (
     introspect,
     random_mac,
 )
-from tests.functional.test_history import ClientManager
+from tests.functional.test_history import osc_entry_points, run_osc
 
 V123 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.23"}
 
@@ -86,13 +84,7 @@ def test_introspected_machines_and_their_drift_in_the_fleet_view(
 
 
 def test_openstack_client_inventory_commands(service: Service) -> None:
-    group = importlib.metadata.entry_points(
-        group="openstack.baremetal_introspection.v1"
-    )
-    found = {
-        e.name: e.load() for e in group if e.value.startswith("inspector.osc.inventory")
-    }
-    assert found == {
+    assert osc_entry_points("inspector.osc.inventory") == {
         "baremetal_introspection_inventory_list": osc_inventory.InventoryList,
         "baremetal_introspection_inventory_summary": osc_inventory.InventorySummary,
         "baremetal_introspection_inventory_outliers": osc_inventory.InventoryOutliers,
@@ -101,14 +93,9 @@ def test_openstack_client_inventory_commands(service: Service) -> None:
     product = f"Model {uuidlib.uuid4().hex[:8]}"
     node = add_node(service)
     assert introspect(service, node, data=_payload(node, product))["error"] is None
-    app = types.SimpleNamespace(client_manager=ClientManager(service))
 
     def run(command: Any, *args: str) -> Any:
-        cmd = command(app, None)
-        parsed = cmd.get_parser("openstack baremetal introspection").parse_args(
-            list(args)
-        )
-        return cmd.take_action(parsed)
+        return run_osc(service, command, *args)
 
     columns, rows = run(
         osc_inventory.InventoryList,
