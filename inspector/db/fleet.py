@@ -253,6 +253,21 @@ def current(db: Database) -> Snapshot:
     return view
 
 
+_CHANGED_RUNS = (
+    sa.select(
+        _RUNS.c.run,
+        _RUNS.c.node_uuid,
+        _RUNS.c.node_name,
+        _RUNS.c.finished_at,
+        _RUNS.c.change_count,
+        _RUNS.c.changes,
+    )
+    .where(_RUNS.c.change_count > 0)
+    .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
+)
+"""Runs that changed something, newest first (the page's and a node's)."""
+
+
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` runs of the whole fleet that changed something:
     ``{"run", "uuid", "name", "finished_at", "change_count", "changes"}``.
@@ -260,19 +275,7 @@ def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:
     Walks the runs newest first through their ``finished_at`` index and
     stops at ``limit`` (runs without changes are skipped on the way).
     """
-    query = (
-        sa.select(
-            _RUNS.c.run,
-            _RUNS.c.node_uuid,
-            _RUNS.c.node_name,
-            _RUNS.c.finished_at,
-            _RUNS.c.change_count,
-            _RUNS.c.changes,
-        )
-        .where(_RUNS.c.change_count > 0)
-        .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
-        .limit(limit)
-    )
+    query = _CHANGED_RUNS.limit(limit)
     with db.connect() as conn:
         return [_run_changes(row) for row in conn.execute(query)]
 
@@ -294,19 +297,7 @@ def node(db: Database, uuid: str, runs: int) -> dict[str, Any] | None:
     has no hardware record."""
     columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
     latest = sa.select(*columns).select_from(_JOIN).where(_NODES.c.uuid == uuid)
-    query = (
-        sa.select(
-            _RUNS.c.run,
-            _RUNS.c.node_uuid,
-            _RUNS.c.node_name,
-            _RUNS.c.finished_at,
-            _RUNS.c.change_count,
-            _RUNS.c.changes,
-        )
-        .where(_RUNS.c.node_uuid == uuid, _RUNS.c.change_count > 0)
-        .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
-        .limit(runs)
-    )
+    query = _CHANGED_RUNS.where(_RUNS.c.node_uuid == uuid).limit(runs)
     with db.connect() as conn:
         result = conn.execute(latest)
         keys = list(result.keys())
