@@ -27,6 +27,12 @@ def test_allowed_origin_gets_cors_headers(
     client = _client(service)
     resp = client.get("/v1", headers={"Origin": ORIGIN})
     assert resp.headers["Access-Control-Allow-Origin"] == ORIGIN
+    # a dashboard reads the negotiated version and quotes the request id
+    exposed = resp.headers["Access-Control-Expose-Headers"].lower().split(",")
+    assert {
+        "x-openstack-request-id",
+        "x-openstack-ironic-inspector-api-version",
+    } <= {header.strip() for header in exposed}
     # a preflight carries no credentials and must not meet authentication
     preflight = client.options(
         "/v1/introspection",
