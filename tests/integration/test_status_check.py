@@ -5,6 +5,7 @@ import pathlib
 import subprocess
 import sys
 
+from lab import loopback
 from lab.postgres_server import PostgresServer
 
 BIN = pathlib.Path(sys.executable).parent
@@ -19,11 +20,15 @@ def test_schema_behind_and_current(
 ) -> None:
     postgres.create_database("inspector_status")
     url = postgres.url.rsplit("/", 1)[0] + "/inspector_status"
+    # backends where nothing listens: ports free now, not the well-known
+    # ones (a developer's own etcd or RabbitMQ may run on them)
+    broker = f"rabbit://127.0.0.1:{loopback.free_port()}/"
+    etcd = f"etcd3+http://127.0.0.1:{loopback.free_port()}"
     conf = tmp_path / "inspector.conf"
     conf.write_text(
-        "[DEFAULT]\nstandalone = False\ntransport_url = rabbit://127.0.0.1:5672/\n"
+        f"[DEFAULT]\nstandalone = False\ntransport_url = {broker}\n"
         f"[database]\nconnection = {url}\n"
-        "[coordination]\nbackend_url = etcd3+http://127.0.0.1:2379\n"
+        f"[coordination]\nbackend_url = {etcd}\n"
         # the default (iptables on br-ctlplane, as upstream) needs that interface
         "[pxe_filter]\ndriver = noop\n"
     )
@@ -51,10 +56,7 @@ def test_schema_behind_and_current(
     details = {c["check"]: c for c in json.loads(current.stdout)["checks"]}
     assert details["Database schema"]["result"] == 0, details
     # nothing listens where this configuration points: each backend says so
-    for name, url in (
-        ("Coordination backend", "etcd3+http://127.0.0.1:2379"),
-        ("Message broker", "rabbit://127.0.0.1:5672/"),
-    ):
+    for name, url in (("Coordination backend", etcd), ("Message broker", broker)):
         assert details[name]["result"] == 2, details[name]
         assert details[name]["details"].startswith(f"{url} does not answer"), details
     assert current.returncode == 2, current.stdout + current.stderr
