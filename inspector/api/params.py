@@ -49,6 +49,11 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_CONTAINERS = (dict, list)
+"""A tuple, not ``dict | list``: that expression makes a union object at
+each evaluation, here once per value of the body."""
+
+
 def _check_size(body: Any) -> None:
     """Refuse bodies nested deeper than MAX_DEPTH or with huge containers."""
     stack: list[tuple[Any, int]] = [(body, 1)]
@@ -63,7 +68,7 @@ def _check_size(body: Any) -> None:
             raise exceptions.InvalidInput(
                 f"The request body has a list or object of more than {MAX_ITEMS} items"
             )
-        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+        stack.extend((c, depth + 1) for c in children if isinstance(c, _CONTAINERS))
 
 
 def strict_bool(name: str, default: bool) -> bool:

@@ -80,6 +80,9 @@ def _ownership(
 _TABLE = cast(sa.Table, models.Introspection.__table__)
 _ATTRIBUTES = cast(sa.Table, models.Attribute.__table__)
 _GET_BY_UUID = sa.select(_TABLE).where(_TABLE.c.uuid == sa.bindparam("uuid"))
+_LOCK_BY_UUID = _GET_BY_UUID.with_for_update()
+"""Built once too: ``with_for_update()`` makes a new statement, whose cache
+key SQLAlchemy would compute again at every start."""
 _VERSION_OF = sa.select(_TABLE.c.version).where(_TABLE.c.uuid == sa.bindparam("uuid"))
 _DROP_ATTRIBUTES = sa.delete(_ATTRIBUTES).where(
     _ATTRIBUTES.c.node_uuid == sa.bindparam("uuid")
@@ -167,7 +170,7 @@ def start(
     ]
     # Core statements: every start runs this in the API (ORM: twice the CPU)
     with db.begin() as conn:
-        row = conn.execute(_GET_BY_UUID.with_for_update(), {"uuid": uuid}).first()
+        row = conn.execute(_LOCK_BY_UUID, {"uuid": uuid}).first()
         if row is None:
             fresh = {
                 "uuid": uuid,
