@@ -73,8 +73,9 @@ HARDWARE_CHANGES = prometheus_client.Counter(
 
 LOCKS_BROKEN = prometheus_client.Counter(
     f"{PREFIX}_locks_broken",
-    "Node locks of conductors that left the group broken by the leader "
-    "(etcd), instead of waiting out their lease.",
+    "Node locks of conductors that left the group broken by the leader, "
+    "and of an earlier run broken by a conductor started again under its "
+    "name (etcd), instead of waiting out their lease.",
 )
 
 

@@ -90,6 +90,7 @@ class SplitCluster:
         membership_timeout: int = 30,
         options: dict[str, dict[str, str]] | None = None,
         api_server: str = "local",
+        lock_timeout: int | None = None,
         coordination: str = "etcd",
         api_processes: int = 2,
         rpc_transport: str = "oslo",
@@ -120,6 +121,9 @@ class SplitCluster:
         self.postgres = postgres or PostgresServer(self.work_dir / "postgres")
         self.database = database
         self.membership_timeout = membership_timeout
+        self.lock_timeout = lock_timeout
+        """The node locks' lease; unset, tooz takes the request timeout (10 s
+        here; 30 s, tooz's default, where no timeout is given)."""
         self.options = options or {}
         self.api: ApiServer | None = None
         self.conductors: list[ConductorServer] = []
@@ -128,7 +132,13 @@ class SplitCluster:
     def backend_url(self) -> str:
         """The tooz URL every process of the cluster uses."""
         server = self.redis if self.coordination == "redis" else self.etcd
-        return server.tooz_url(membership_timeout=self.membership_timeout, timeout=10)
+        options: dict[str, object] = {
+            "membership_timeout": self.membership_timeout,
+            "timeout": 10,
+        }
+        if self.lock_timeout is not None:
+            options["lock_timeout"] = self.lock_timeout
+        return server.tooz_url(**options)
 
     def _options(self, host: str) -> dict[str, dict[str, str]]:
         groups: dict[str, dict[str, str]] = {

@@ -32,7 +32,7 @@ from inspector.conductor.filing import fail
 from inspector.conductor.work_queue import Step, WorkQueue
 from inspector.db import introspections, sweeps
 from inspector.db.introspections import IntrospectionRecord
-from inspector.locking.base import holder_host
+from inspector.locking.base import holder_host, holder_run
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -126,7 +126,13 @@ class Takeover:
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = sweeps.working(self.rt.db)
-        locks = self._held_locks() if leader else {}
+        # steps of an earlier run of this host (a restart): that run's
+        # locks are read, whoever leads, to be broken before the resume
+        earlier = any(
+            r.owner == host and r.owner_run not in (None, run_id) for r in records
+        )
+        locks = self._held_locks() if leader or earlier else {}
+        self._break_earlier_runs_locks(locks, host, run_id)
         hosts: Collection[str] | None = ()
         if leader and (
             any(_judged_by_group(r, host) for r in records)
@@ -174,6 +180,33 @@ class Takeover:
         except Exception as exc:  # the backend is away: nothing to judge
             LOG.debug("Cannot list the node locks: %s", exc)
             return {}
+
+    def _break_earlier_runs_locks(
+        self, locks: dict[str, str], host: str, run_id: str
+    ) -> None:
+        """Break the node locks an earlier run of this very host holds: a
+        conductor killed and started again under its name (its group
+        membership was taken over when this run joined) would otherwise
+        wait out the locks' lease (``lock_timeout``, 30 s by default)
+        before it can resume its own steps. No second look is needed: host
+        names are unique to a conductor, and this run is its only one."""
+        for key, value in sorted(locks.items()):
+            if holder_host(value) != host or holder_run(value) in (None, run_id):
+                continue
+            try:
+                broken = self.rt.locks.break_lock(key, value)
+            except Exception as exc:  # tried again on the next sweep
+                LOG.debug("Could not break lock %s: %s", key, exc)
+                continue
+            if broken:
+                metrics.LOCKS_BROKEN.inc()
+                LOG.warning(
+                    "Broke a node lock of an earlier run of this conductor "
+                    "(%s, run %s): %s",
+                    host,
+                    holder_run(value),
+                    key,
+                )
 
     def _break_dead_locks(
         self, locks: dict[str, str], alive: Collection[str] | None

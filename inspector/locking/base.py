@@ -64,3 +64,10 @@ def holder_host(value: str) -> str | None:
     and other holders carry no name)."""
     parts = value.rsplit("/", 2)
     return parts[0] if len(parts) == 3 and parts[0] else None
+
+
+def holder_run(value: str) -> str | None:
+    """The run of its conductor a lock's value names (``host/run/token``),
+    or None."""
+    parts = value.rsplit("/", 2)
+    return parts[1] if len(parts) == 3 and parts[0] else None

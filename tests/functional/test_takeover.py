@@ -371,7 +371,7 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
     held = {
         "k-dead": "conductor-killed/run1/aa",
         "k-api": "0123abcd",  # the API's locks name no conductor
-        "k-live": f"{host}/run2/bb",
+        "k-live": f"{host}/{service.rt.run_id}/bb",
     }
     broken: list[str] = []
 
@@ -400,6 +400,56 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
         assert broken == ["k-dead"]
     finally:
         sweeper.stop()
+
+
+def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
+    service: Service, node: dict[str, Any], payload: Any
+) -> None:
+    """A conductor killed and started again under its name at once: its
+    earlier run's steps are its own to resume, and that run's node locks
+    are broken by the first sweep that finds such a step, leader or not,
+    instead of holding the resumed step up for the rest of their lease."""
+    import dataclasses
+
+    from inspector.conductor.takeover import Takeover
+    from inspector.locking.semaphore import SemaphoreLockProvider
+
+    host, uuid = service.rt.conf.host, node["uuid"]
+    held = {
+        uuid: f"{host}/an-earlier-run/aa",
+        "k-now": f"{host}/{service.rt.run_id}/bb",  # this run's own
+        "k-other": "conductor-2/run9/cc",  # another live conductor's
+    }
+    broken: list[str] = []
+    resumed: list[str] = []
+
+    class Locks(SemaphoreLockProvider):
+        def holders(self) -> dict[str, str]:
+            return {k: v for k, v in held.items() if k not in broken}
+
+        def break_lock(self, key: str, value: str) -> bool:
+            assert held[key] == value
+            broken.append(key)
+            return True
+
+    rt = dataclasses.replace(service.rt, locks=Locks())
+    manager = service.conductor.manager
+    sweeper = Takeover(rt, manager.queue, manager.steps)
+    # the broken lock comes before the resume of the step it held
+    sweeper.resume = lambda record, *_: resumed.append(  # type: ignore[method-assign]
+        f"{record.uuid} after {broken}"
+    )
+    try:
+        sweeper.sweep(lambda: [host], False)  # nothing of an earlier run yet
+        assert broken == []
+        _processing_left_by(service, uuid, payload, node, host, "an-earlier-run")
+        sweeper.sweep(lambda: [host, "conductor-2"], False)  # not the leader
+        assert broken == [uuid]
+        sweeper.stop()
+        assert resumed == [f"{uuid} after {[uuid]}"]
+    finally:
+        sweeper.stop()
+        introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
 
 
 class Idle:

@@ -357,6 +357,7 @@ class SplitFactory(Protocol):
         options: dict[str, dict[str, str]] | None = None,
         rpc_transport: str = "oslo",
         membership_timeout: int = MEMBERSHIP_TIMEOUT,
+        lock_timeout: int | None = None,
     ) -> contextlib.AbstractContextManager[SplitCluster]: ...
 
 
@@ -382,6 +383,7 @@ def split_cluster(
         options: dict[str, dict[str, str]] | None = None,
         rpc_transport: str = "oslo",
         membership_timeout: int = MEMBERSHIP_TIMEOUT,
+        lock_timeout: int | None = None,
     ) -> Iterator[SplitCluster]:
         cluster = SplitCluster(
             tmp_path_factory.mktemp(name),
@@ -390,6 +392,7 @@ def split_cluster(
             postgres=postgres,
             database=f"inspector_{name}",
             membership_timeout=membership_timeout,
+            lock_timeout=lock_timeout,
             options=options,
             api_server=api_server,
             coordination=coordination,

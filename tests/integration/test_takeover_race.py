@@ -3,7 +3,8 @@
 The issue's scenario, as a new user meets it: three conductors on etcd
 (``membership_timeout=5``) and PostgreSQL, casts on RabbitMQ or JSON-RPC,
 ``[DEFAULT]timeout = 3600`` and every other takeover option at its
-default (claim_timeout 30 s, sweep_interval 5 s, leader_lease 10 s). Ten
+default (claim_timeout 30 s, sweep_interval 5 s, leader_lease 10 s; the
+node locks' etcd lease 30 s). Ten
 introspections are started; right after the starts return, the conductor
 whose log names most of them is SIGKILLed; each node's ramdisk posts (with
 ironic-python-agent's retries) as soon as it is ``waiting``. Every node
@@ -46,6 +47,9 @@ from tests.integration.conftest import (
 COUNT = 10
 RESOLVE_WITHIN = 30.0
 """Seconds after the kill by which every node must have ended."""
+LOCK_LEASE = 30
+"""The etcd lease of a conductor's node locks: tooz's default
+lock_timeout, as a deployment that sets no timeout in the URL has it."""
 RUNS = int(os.environ.get("INSPECTOR_TAKEOVER_RUNS", "1"))
 _spares = (f"lab-conductor-{n}" for n in itertools.count(41))
 
@@ -76,6 +80,7 @@ def cluster(
             rpc_transport=transport,
             api_server=api_server,
             membership_timeout=5,
+            lock_timeout=LOCK_LEASE,
             options={
                 "DEFAULT": {"timeout": "3600", "introspection_delay": "0"},
             },
@@ -258,3 +263,45 @@ def test_killed_at_a_step_boundary(
         assert uuid in _resumed(running, [uuid])
     print(f"\n{boundary}: node finished {took:.1f} s after its conductor exited")
     assert took < RESOLVE_WITHIN
+
+
+@pytest.mark.timeout(180)
+def test_killed_and_started_again_under_its_name(
+    running: SplitCluster, lab: Lab
+) -> None:
+    """A conductor killed while it holds a node's lock and started again at
+    once under the same name (systemd's ``Restart=``), before the group
+    saw it leave: the leader never judges it dead, so the restarted run
+    resumes its own step, and must not wait out the lock its earlier run
+    took in etcd (the lease, 30 s here). It breaks that lock at its first
+    look, so the node finishes well within the lease."""
+    arming = pathlib.Path(running.arming)  # type: ignore[attr-defined]
+    fired = arming.with_name(arming.name + ".fired")
+    fired.unlink(missing_ok=True)
+    arming.write_text("locked:processing exit\n")
+    client = Client(running.url)
+    machine, uuid = lab.machine()
+    try:
+        start(client, uuid, retry_for=30)
+        client.wait_for(uuid, "waiting", timeout=30)
+        status, body, _tries, _took = post_continue(running.url, machine.payload())
+        assert status == 200, body
+        wait_until(fired.exists, 30, "a conductor to lock the node", interval=0.02)
+    finally:
+        arming.unlink(missing_ok=True)
+    killed_at = time.monotonic()
+    wait_until(
+        lambda: any(c.exited for c in running.conductors if c.pid),
+        10,
+        "the conductor to exit",
+    )
+    (dead,) = [c for c in running.conductors if c.pid and c.exited]
+    dead.stop()
+    dead.start(dbsync=False)  # the same host name, a new run
+    body = client.wait_for(uuid, "finished", "error", timeout=LOCK_LEASE + 15)
+    took = time.monotonic() - killed_at
+    assert body["state"] == "finished" and body["error"] is None, body
+    print(f"\nrestarted under its name: node finished {took:.1f} s after the kill")
+    assert took < LOCK_LEASE - 5, took
+    log = dead.log_tail(10**6)
+    assert f"Broke a node lock of an earlier run of this conductor ({dead.host}" in log
