@@ -113,6 +113,9 @@ class Takeover:
         self._queue = queue
         self._steps = steps
         self._resuming: set[str] = set()
+        self._earlier_runs_checked = False
+        """Whether this run has read the node locks once since it started
+        (for those of an earlier run of its host)."""
         self._suspects: set[tuple[str, str]] = set()
         """Locks (key, value) the last sweep found held by a conductor that
         had left the group: broken if the next sweep finds them still so."""
@@ -126,12 +129,19 @@ class Takeover:
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
         records = sweeps.working(self.rt.db)
-        # steps of an earlier run of this host (a restart): that run's
-        # locks are read, whoever leads, to be broken before the resume
+        # an earlier run of this host (a restart) may hold node locks: they
+        # are read, whoever leads, once after the start (the leader may
+        # have resumed that run's steps elsewhere while this one started)
+        # and whenever a step of that run turns up, and broken before the
+        # resume
         earlier = any(
             r.owner == host and r.owner_run not in (None, run_id) for r in records
         )
-        locks = self._held_locks() if leader or earlier else {}
+        read = leader or earlier or not self._earlier_runs_checked
+        held = self._held_locks() if read else {}
+        if held is not None and read:
+            self._earlier_runs_checked = True
+        locks = held or {}
         self._break_earlier_runs_locks(locks, host, run_id)
         hosts: Collection[str] | None = ()
         if leader and (
@@ -174,12 +184,14 @@ class Takeover:
             self._resumer.submit(self._resume_once, orphan)
         return len(found)
 
-    def _held_locks(self) -> dict[str, str]:
+    def _held_locks(self) -> dict[str, str] | None:
+        """The node locks and their values; None when they cannot be read
+        (the backend is away, or cannot list its locks)."""
         try:
             return self.rt.locks.holders()
-        except Exception as exc:  # the backend is away: nothing to judge
+        except Exception as exc:  # nothing to judge this time
             LOG.debug("Cannot list the node locks: %s", exc)
-            return {}
+            return None
 
     def _break_earlier_runs_locks(
         self, locks: dict[str, str], host: str, run_id: str

@@ -406,9 +406,11 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
     service: Service, node: dict[str, Any], payload: Any
 ) -> None:
     """A conductor killed and started again under its name at once: its
-    earlier run's steps are its own to resume, and that run's node locks
-    are broken by the first sweep that finds such a step, leader or not,
-    instead of holding the resumed step up for the rest of their lease."""
+    earlier run's node locks are broken by its first sweep, leader or not,
+    whether its earlier run's steps are its own to resume or the leader
+    resumed them elsewhere while it started (they would wait out the
+    locks' lease otherwise); later sweeps read the locks again only when a
+    step of an earlier run turns up."""
     import dataclasses
 
     from inspector.conductor.takeover import Takeover
@@ -416,15 +418,17 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
 
     host, uuid = service.rt.conf.host, node["uuid"]
     held = {
-        uuid: f"{host}/an-earlier-run/aa",
+        "k-elsewhere": f"{host}/an-earlier-run/aa",  # its step resumed elsewhere
         "k-now": f"{host}/{service.rt.run_id}/bb",  # this run's own
         "k-other": "conductor-2/run9/cc",  # another live conductor's
     }
     broken: list[str] = []
+    reads: list[int] = []
     resumed: list[str] = []
 
     class Locks(SemaphoreLockProvider):
         def holders(self) -> dict[str, str]:
+            reads.append(1)
             return {k: v for k, v in held.items() if k not in broken}
 
         def break_lock(self, key: str, value: str) -> bool:
@@ -435,18 +439,21 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
     rt = dataclasses.replace(service.rt, locks=Locks())
     manager = service.conductor.manager
     sweeper = Takeover(rt, manager.queue, manager.steps)
-    # the broken lock comes before the resume of the step it held
+    # a broken lock comes before the resume of the step it held
     sweeper.resume = lambda record, *_: resumed.append(  # type: ignore[method-assign]
-        f"{record.uuid} after {broken}"
+        f"{record.uuid} after {sorted(broken)}"
     )
     try:
-        sweeper.sweep(lambda: [host], False)  # nothing of an earlier run yet
-        assert broken == []
-        _processing_left_by(service, uuid, payload, node, host, "an-earlier-run")
         sweeper.sweep(lambda: [host, "conductor-2"], False)  # not the leader
-        assert broken == [uuid]
+        assert broken == ["k-elsewhere"] and len(reads) == 1
+        sweeper.sweep(lambda: [host, "conductor-2"], False)
+        assert len(reads) == 1  # nothing calls for another look
+        held[uuid] = f"{host}/an-earlier-run/dd"
+        _processing_left_by(service, uuid, payload, node, host, "an-earlier-run")
+        sweeper.sweep(lambda: [host, "conductor-2"], False)
+        assert broken == ["k-elsewhere", uuid] and len(reads) == 2
         sweeper.stop()
-        assert resumed == [f"{uuid} after {[uuid]}"]
+        assert resumed == [f"{uuid} after {sorted(['k-elsewhere', uuid])}"]
     finally:
         sweeper.stop()
         introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
