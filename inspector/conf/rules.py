@@ -24,6 +24,18 @@ OPTS = [
         help="The longest timeout (seconds) an api-call may ask for; the "
         "call counts against the node's processing time and holds its lock.",
     ),
+    cfg.StrOpt(
+        "built_in_rules",
+        mutable=True,
+        default="",
+        help="A YAML file of built-in introspection rules (the shape of "
+        "Ironic's [inspection_rules]built_in_rules: a list of rules in "
+        "Ironic's language or ours), loaded when a service starts and on "
+        "SIGHUP. They run with the stored rules by priority, are listed "
+        "read-only by the API from version 1.25 and cannot be deleted "
+        "through it. An invalid file refuses the start; on SIGHUP it is "
+        "logged and the rules loaded before stay. Empty: none.",
+    ),
 ]
 
 
