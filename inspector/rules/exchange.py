@@ -83,11 +83,14 @@ def to_create(
             )
         if not isinstance(item, dict):
             raise exceptions.InvalidInput(f"{name}: must be an object (a rule)")
-        try:
-            body = ironic_format.from_ironic(item, "") if fmt == IRONIC else item
-            if fmt == INSPECTOR:
-                body = {k: v for k, v in item.items() if k not in ("links", "built_in")}
+        if fmt == INSPECTOR:  # as the API would take it (its message too)
+            body = {k: v for k, v in item.items() if k not in ("links", "built_in")}
             rules.append(validation.validate(body, checks))
+            continue
+        try:
+            rules.append(
+                validation.validate(ironic_format.from_ironic(item, ""), checks)
+            )
         except exceptions.InvalidInput as exc:
             problem = exc.message.removeprefix("Invalid rule: ").removeprefix(": ")
             raise exceptions.InvalidInput(f"{name}: {problem}") from None
