@@ -9,7 +9,7 @@ from oslo_config import cfg
 
 from inspector import states
 from inspector.rules import builtin
-from tests.functional.conftest import Service, introspect
+from tests.functional.conftest import Service, introspect, run_script
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
 FIRST = builtin.synthetic_uuid(0)
@@ -128,3 +128,30 @@ def test_run_with_the_stored_ones(service: Service, built_in: pathlib.Path) -> N
         "/v1/rules/test", json={"data": {"inventory": {}}, "rules": [NAMED]}
     ).get_json()
     assert [r["uuid"] for r in alone["rules"]] == [NAMED]
+
+
+@pytest.mark.parametrize("script", ["ironic-inspector", "ironic-inspector-conductor"])
+def test_invalid_file_refuses_the_start(tmp_path: pathlib.Path, script: str) -> None:
+    path = tmp_path / "rules.yaml"
+    path.write_text(
+        "- {description: ok, actions: [{op: add-trait, args: [CUSTOM_A]}]}\n"
+        "- description: too many values\n"
+        "  conditions: [{op: eq, args: {values: ['{inventory[a]}', 1, 2]}}]\n"
+        "  actions: [{op: add-trait, args: [CUSTOM_B]}]\n"
+    )
+    standalone = script == "ironic-inspector"
+    done = run_script(
+        tmp_path,
+        script,
+        f"[DEFAULT]\nstandalone = {standalone}\n"
+        f"[rules]\nbuilt_in_rules = {path}\n"
+        f"[database]\nconnection = sqlite:///{tmp_path}/unused.sqlite\n"
+        # split mode: checked, never reached
+        "[coordination]\nbackend_url = etcd3+http://127.0.0.1:9\n",
+    )
+    assert done.returncode == 2, done.stderr
+    assert (
+        f"Invalid built-in rules file {path}: rule 1 (too many values): "
+        "conditions[0].args.values: [" in done.stderr
+    )
+    assert not (tmp_path / "unused.sqlite").exists()  # refused before anything

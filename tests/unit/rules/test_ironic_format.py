@@ -314,3 +314,31 @@ def test_sensitive_exported_with_values_to_ironic_masked_to_ours() -> None:
     )
     notes = exchange.warnings([rule], exchange.IRONIC)
     assert notes == [f"rule 0 ({UUID}): sensitive, written with its values"]
+
+
+@pytest.mark.parametrize("bound", [1024, "1024"])
+def test_gt_on_a_variable_compares_numbers_here(bound: Any) -> None:
+    """Ironic 39 formats the variable as text and fails the inspection
+    ("'>' not supported between instances of 'str' and 'int'"), or compares
+    text with text; the same rule imported here compares numbers."""
+    from inspector.rules import trial
+
+    ironic = {
+        "uuid": UUID,
+        "conditions": [
+            {
+                "op": "gt",
+                "args": {"values": ["{inventory[memory][physical_mb]}", bound]},
+            }
+        ],
+        "actions": [{"op": "add-trait", "args": ["CUSTOM_BIG"]}],
+    }
+    rule = validation.validate(ironic_format.from_ironic(ironic, "r"))
+    data = {"inventory": {"memory": {"physical_mb": 16384}}}
+    answer = trial.run([rule], data, {"properties": {}, "extra": {}}, [])
+    assert answer["error"] is None
+    assert answer["changes"]["traits_to_add"] == ["CUSTOM_BIG"]
+    small = {"inventory": {"memory": {"physical_mb": 512}}}
+    assert trial.run([rule], small, {"properties": {}}, [])["applied"] == []
+    notes = exchange.warnings([rule], exchange.IRONIC)
+    assert notes and "compares its variables as text" in notes[0]
