@@ -5,9 +5,13 @@ when the rule is created (400) and again when it runs (the list may have
 shrunk since). The host is written in the rule, never taken from a
 variable (a variable may fill the path and the query). The call goes
 through requests with the rule's ``timeout`` (seconds, default 10, at most
-``[rules]api_call_max_timeout``) for the connection and for each read,
-without redirects (a redirect could leave the allowed hosts) and without
-the environment's proxies. The body is ``body`` when given, else
+``[rules]api_call_max_timeout``) as a total deadline: the connection, the
+request and the answer's status line and headers must all come within it
+(a server that answers a byte at a time cannot stretch it; the body of the
+answer is not read). The exchange runs in a thread of its own, which the
+node's processing stops waiting for at the deadline. No redirects (a
+redirect could leave the allowed hosts) and no proxies from the
+environment. The body is ``body`` when given, else
 ``{"node_uuid": ..., "rule": ...}``. A failure (no answer in time, a
 refused connection, an HTTP error status) ends the processing in error
 naming the rule, the URL and the cause. In a trial it is not made: the
@@ -100,18 +104,48 @@ class ApiCall(RunAction):
 
 
 def _post(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
+    """POST within ``timeout`` seconds in all; the answer's status."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def exchange() -> None:
+        try:
+            outcome["status"] = _exchange(url, body, headers, timeout)
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=exchange, name="api-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        # its reads time out by themselves (each within the timeout); the
+        # node does not wait for them
+        raise exceptions.ProcessingError(
+            f"api-call to {url} got no answer within {timeout:g} s"
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    return int(outcome["status"])
+
+
+def _exchange(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
     import requests  # loaded by the first api-call only
 
     try:
         with requests.Session() as session:
             session.trust_env = False  # no proxy or netrc from the environment
-            response = session.post(
+            with session.post(
                 url,
                 json=body,
                 headers=headers,
                 timeout=(timeout, timeout),
                 allow_redirects=False,
-            )
+                stream=True,  # the status and headers only, unless it failed
+            ) as response:
+                if response.status_code < 300:
+                    return response.status_code
+                text = response.raw.read(200, decode_content=True)
     except requests.Timeout:
         raise exceptions.ProcessingError(
             f"api-call to {url} got no answer within {timeout:g} s"
@@ -120,9 +154,7 @@ def _post(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
         raise exceptions.ProcessingError(
             f"api-call to {url} failed: {exc.__class__.__name__}: {exc}"
         ) from None
-    if response.status_code >= 300:
-        raise exceptions.ProcessingError(
-            f"api-call to {url} answered HTTP {response.status_code}: "
-            f"{response.text[:200]!r}"
-        )
-    return response.status_code
+    raise exceptions.ProcessingError(
+        f"api-call to {url} answered HTTP {response.status_code}: "
+        f"{text.decode('utf-8', 'replace')!r}"
+    )
