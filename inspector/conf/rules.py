@@ -10,8 +10,10 @@ OPTS = [
         mutable=True,
         default=[],
         help="Hosts an introspection rule's api-call action may POST to, as "
-        "host or host:port (an IP address or a name, compared as written in "
-        "the rule's URL). Empty (the default): api-call is refused when a "
+        "host or host:port (an IP address or a name): a URL's host is allowed "
+        "when written as an entry is, or when the addresses it resolves to "
+        "are among an entry's (the call then goes to the address checked). "
+        "Empty (the default): api-call is refused when a "
         "rule is created, and fails on the node if a stored rule has one. A "
         "rule runs inside the provisioning network's trust: list only the "
         "services meant to hear from it, never a whole network.",

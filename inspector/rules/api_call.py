@@ -1,9 +1,10 @@
 """The ``api-call`` rule action: a POST to an allowed host, with a timeout.
 
-The host of ``url`` must be on ``[rules]api_call_allowed_hosts``: checked
-when the rule is created (400) and again when it runs (the list may have
-shrunk since). The host is written in the rule, never taken from a
-variable (a variable may fill the path and the query). The call goes
+The host of ``url`` must be on ``[rules]api_call_allowed_hosts``, by name
+or by the addresses it resolves to (:func:`allowed`): checked when the
+rule is created (400) and again when it runs (the list may have shrunk
+since, a name may resolve elsewhere). The host is written in the rule,
+never taken from a variable (a variable may fill the path and the query). The call goes
 through requests with the rule's ``timeout`` (seconds, default 10, at most
 ``[rules]api_call_max_timeout``) as a total deadline: the connection, the
 request and the answer's status line and headers must all come within it
@@ -18,6 +19,8 @@ naming the rule, the URL and the cause. In a trial it is not made: the
 trial says it would be.
 """
 
+import ipaddress
+import socket
 import urllib.parse
 from typing import Any
 
@@ -47,23 +50,80 @@ def _endpoint(url: str) -> tuple[str, int | None]:
     return parts.hostname.lower(), port
 
 
-def allowed(url: str, hosts: tuple[str, ...] | list[str]) -> None:
-    """:raises ValueError: ``url``'s host is not on ``hosts``."""
+def _entry(entry: str) -> tuple[str, int | None] | None:
+    parts = urllib.parse.urlsplit("//" + entry.strip())
+    try:
+        return (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return None
+
+
+def _addresses(host: str, port: int | None) -> set[str]:
+    """The IP addresses ``host`` resolves to (an address: itself).
+
+    :raises ValueError: it does not resolve.
+    """
+    try:
+        found = socket.getaddrinfo(host, port or 80, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ValueError(f"host {host} does not resolve: {exc}") from None
+    return {
+        ipaddress.ip_address(str(info[4][0]).split("%")[0]).compressed for info in found
+    }
+
+
+def allowed(url: str, hosts: tuple[str, ...] | list[str]) -> str | None:
+    """Check ``url``'s host against ``hosts`` (``host`` or ``host:port``).
+
+    A host is allowed when it is written as an entry is (a name the
+    operator trusts, with its own DNS), or when the addresses it resolves
+    to are among those of an entry (``http://10.0.0.5/`` for an entry
+    ``hooks.example`` that resolves to 10.0.0.5, or a name for an entry
+    that is an address). Over http the call then goes to the address that
+    was checked (the name is sent as ``Host``), so a name resolving
+    elsewhere by the time of the call reaches nothing else; over https
+    every address of the host must be allowed, and the certificate is
+    checked against the name as written.
+
+    :returns: the address to connect to over http, None to connect to the
+        host as written.
+    :raises ValueError: the host is not allowed.
+    """
     host, port = _endpoint(url)
-    for entry in hosts:
-        entry_parts = urllib.parse.urlsplit("//" + entry.strip())
-        if (entry_parts.hostname or "").lower() != host:
-            continue
+    entries = [e for e in map(_entry, hosts) if e is not None]
+    matching = [name for name, p in entries if p is None or p == port]
+    if host in matching:
+        return None
+    if matching:
         try:
-            entry_port = entry_parts.port
+            wanted = _addresses(host, port)
         except ValueError:
-            continue
-        if entry_port is None or entry_port == port:
-            return
+            wanted = set()
+        permitted: set[str] = set()
+        for name in matching:
+            try:
+                permitted |= _addresses(name, port)
+            except ValueError:
+                continue  # an entry that does not resolve allows no address
+        usable = sorted(wanted & permitted)
+        https = urllib.parse.urlsplit(url).scheme == "https"
+        if usable and (not https or wanted <= permitted):
+            return usable[0]
     raise ValueError(
         f"host {host}{f':{port}' if port else ''} of url is not on "
-        f"[rules]api_call_allowed_hosts ({', '.join(hosts) or 'empty'})"
+        f"[rules]api_call_allowed_hosts ({', '.join(hosts) or 'empty'}), "
+        "by name or by address"
     )
+
+
+def _pinned(url: str, address: str) -> tuple[str, str]:
+    """``url`` sent to ``address``, and the Host header it names."""
+    parts = urllib.parse.urlsplit(url)
+    userinfo, _at, hostport = parts.netloc.rpartition("@")
+    ip = f"[{address}]" if ":" in address else address
+    netloc = f"{userinfo}@" if userinfo else ""
+    netloc += ip + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc)), hostport
 
 
 class ApiCall(RunAction):
@@ -89,7 +149,7 @@ class ApiCall(RunAction):
     def apply_in(self, run: RuleRun, ctx: NodeContext, params: dict[str, Any]) -> None:
         url = str(params["url"])
         try:
-            allowed(url, run.allowed_hosts)
+            address = allowed(url, run.allowed_hosts)
         except ValueError as exc:
             raise exceptions.ProcessingError(f"api-call refused: {exc}") from None
         timeout = min(float(params.get("timeout", DEFAULT_TIMEOUT)), run.max_timeout)
@@ -99,19 +159,32 @@ class ApiCall(RunAction):
         if run.trial:
             note["called"] = False  # a trial reaches nothing
             return
-        note["status"] = _post(url, body, params.get("headers") or {}, timeout)
+        headers = dict(params.get("headers") or {})
+        target = url
+        if address is not None and url.lower().startswith("http:"):
+            target, host = _pinned(url, address)
+            headers = {"Host": host, **headers}
+        note["status"] = _post(url, body, headers, timeout, target)
         note["called"] = True
 
 
-def _post(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
-    """POST within ``timeout`` seconds in all; the answer's status."""
+def _post(
+    url: str,
+    body: Any,
+    headers: dict[str, str],
+    timeout: float,
+    target: str | None = None,
+) -> int:
+    """POST to ``target`` (``url`` sent to a checked address; default
+    ``url``) within ``timeout`` seconds in all; the answer's status.
+    Messages name ``url``."""
     import threading
 
     outcome: dict[str, Any] = {}
 
     def exchange() -> None:
         try:
-            outcome["status"] = _exchange(url, body, headers, timeout)
+            outcome["status"] = _exchange(url, target or url, body, headers, timeout)
         except BaseException as exc:  # handed to the waiting thread
             outcome["error"] = exc
 
@@ -129,14 +202,16 @@ def _post(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
     return int(outcome["status"])
 
 
-def _exchange(url: str, body: Any, headers: dict[str, str], timeout: float) -> int:
+def _exchange(
+    url: str, target: str, body: Any, headers: dict[str, str], timeout: float
+) -> int:
     import requests  # loaded by the first api-call only
 
     try:
         with requests.Session() as session:
             session.trust_env = False  # no proxy or netrc from the environment
             with session.post(
-                url,
+                target,
                 json=body,
                 headers=headers,
                 timeout=(timeout, timeout),
