@@ -55,7 +55,7 @@ def test_negotiation(
     else:
         assert "error" in resp.get_json()
     if status == 406:
-        assert "supported range is 1.0 to 1.24" in resp.get_json()["error"]["message"]
+        assert "supported range is 1.0 to 1.25" in resp.get_json()["error"]["message"]
 
 
 def _waiting(service: Service, count: int) -> list[str]:
