@@ -3,7 +3,7 @@ and the WSGI module): threads, options, logging, signals, a fatal exit."""
 
 import os
 import sys
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import TYPE_CHECKING, NoReturn
 
 from oslo_config import cfg
@@ -130,8 +130,13 @@ def reload_config(conf: cfg.ConfigOpts, argv: list[str]) -> bool:
     return True
 
 
-def wait_for_stop(conf: cfg.ConfigOpts, argv: list[str]) -> str:
-    """Block until SIGTERM or SIGINT; SIGHUP reloads mutable options meanwhile.
+def wait_for_stop(
+    conf: cfg.ConfigOpts,
+    argv: list[str],
+    on_reload: Callable[[], object] | None = None,
+) -> str:
+    """Block until SIGTERM or SIGINT; SIGHUP reloads mutable options meanwhile
+    (then calls ``on_reload``: what the daemon reloads besides its options).
 
     Returns the name of the signal that asked the process to stop. Once
     stopping, further stop signals are ignored: the graceful stop runs to
@@ -148,6 +153,8 @@ def wait_for_stop(conf: cfg.ConfigOpts, argv: list[str]) -> str:
             if signo == signal.SIGHUP:
                 log.info("Received SIGHUP, reloading mutable options")
                 reload_config(conf, argv)
+                if on_reload is not None:
+                    on_reload()
             else:
                 log.info("Received %s, stopping", signo.name)
                 return signo.name

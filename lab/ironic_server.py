@@ -24,7 +24,9 @@ INTERFACES = {
     "enabled_console_interfaces": "fake,no-console",
     "enabled_deploy_interfaces": "fake",
     "enabled_firmware_interfaces": "fake,no-firmware",
-    "enabled_inspect_interfaces": "fake,no-inspect",
+    # agent: Ironic's own inspection, for the rules comparison (issue 34);
+    # fake stays the default (the first one)
+    "enabled_inspect_interfaces": "fake,no-inspect,agent",
     "enabled_management_interfaces": "fake",
     "enabled_network_interfaces": "noop",
     "enabled_power_interfaces": "fake",
@@ -175,6 +177,10 @@ class IronicServer:
             "sync_power_state_interval = -1",
             "heartbeat_interval = 5",
             "periodic_max_workers = 2",
+            # agent inspection with fake boot: nothing boots, the test posts
+            # the ramdisk's data to /v1/continue_inspection itself
+            "[inspector]",
+            "require_managed_boot = false",
             "[oslo_policy]",
             "enforce_scope = false",
             "enforce_new_defaults = false",

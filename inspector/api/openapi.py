@@ -203,9 +203,9 @@ PATHS: dict[str, dict[str, Any]] = {
         )
     },
     "/v1/rules": {
-        "get": _op("List rules", "200"),
+        "get": _op("List rules (the built-in ones too from API 1.25)", "200"),
         "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
-        "delete": _op("Delete every rule", "204"),
+        "delete": _op("Delete every stored rule", "204"),
     },
     "/v1/conductors": {"get": _op("List conductors", "200", 404)},
     "/v1/pxe-filters": {"get": _op("List PXE filters", "200", 404)},
@@ -255,7 +255,9 @@ PATHS: dict[str, dict[str, Any]] = {
     },
     "/v1/rules/{rule_id}": {
         "get": _op("A rule", "200", 404, params=[_RULE]),
-        "delete": _op("Delete a rule", "204", 404, params=[_RULE]),
+        "delete": _op(
+            "Delete a rule (409: a built-in one)", "204", 404, 409, params=[_RULE]
+        ),
     },
     "/v1/rules/test": {
         "post": _op(

@@ -1,5 +1,6 @@
 """Introspection rules: GET/POST/DELETE /v1/rules, GET/DELETE /v1/rules/<uuid>,
-POST /v1/rules/test (1.24)."""
+POST /v1/rules/test (1.24); the built-in rules of ``[rules]built_in_rules``
+listed read-only from 1.25 (:mod:`inspector.rules.builtin`)."""
 
 import uuid as uuid_mod
 from typing import Any
@@ -20,6 +21,10 @@ CREATED_SINCE = versions.since("rule-created-201")
 LANGUAGE_SINCE = versions.since("rule-language")
 """Priority, sensitive, !op, loop and variables from this microversion."""
 TEST_SINCE = versions.since("rules-test")
+BUILT_IN_SINCE = versions.since("rules-built-in")
+"""Built-in rules are listed and shown (``built_in: true``) from this
+microversion; below it a client could not tell them from stored rules (and
+would try to delete them, or re-create them from its listing)."""
 NEW_FIELDS = ("priority", "sensitive")
 INTERNAL = ("language",)
 """Kept with a rule, never answered (:data:`validation.LANGUAGE`)."""
@@ -36,7 +41,21 @@ def _links(rule_id: str) -> list[dict[str, str]]:
     return [{"href": href, "rel": "self"}]
 
 
+def _built_in() -> Any:
+    from inspector.rules import builtin  # loaded at the API's start
+
+    return builtin.current(_rt().conf)
+
+
+def _flagged(rule: dict[str, Any]) -> dict[str, Any]:
+    """``built_in`` answered from 1.25, never below."""
+    if flask.g.api_version >= BUILT_IN_SINCE:
+        return {**rule, "built_in": bool(rule.get("built_in"))}
+    return {k: v for k, v in rule.items() if k != "built_in"}
+
+
 def _full(rule: dict[str, Any]) -> dict[str, Any]:
+    rule = _flagged(rule)
     if rule.get("sensitive"):
         from inspector.rules import masking  # only for the rules that need it
 
@@ -49,12 +68,15 @@ def _full(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 def _short(rule: dict[str, Any]) -> dict[str, Any]:
-    return {
+    short = {
         "uuid": rule["uuid"],
         "description": rule["description"],
         "scope": rule["scope"],
         "links": _links(rule["uuid"]),
     }
+    if flask.g.api_version >= BUILT_IN_SINCE:
+        short["built_in"] = bool(rule.get("built_in"))
+    return short
 
 
 def _rule_id(value: str) -> str:
@@ -71,7 +93,12 @@ def _no_content() -> flask.Response:
 @blueprint.get("")
 @blueprint.get("/")
 def list_rules() -> flask.Response:
-    return flask.jsonify({"rules": [_short(r) for r in rules_db.list_all(_rt().db)]})
+    rules = rules_db.list_all(_rt().db)
+    if flask.g.api_version >= BUILT_IN_SINCE:
+        from inspector.rules import builtin
+
+        rules = builtin.merged(rules, _built_in().rules)  # in the running order
+    return flask.jsonify({"rules": [_short(r) for r in rules]})
 
 
 @blueprint.post("")
@@ -87,7 +114,10 @@ def create_rule() -> flask.Response:
         new_language=flask.g.api_version >= LANGUAGE_SINCE,
         allowed_hosts=tuple(_rt().conf.rules.api_call_allowed_hosts),
     )
-    rule = rules_db.create(_rt().db, validation.validate(body, settings))
+    valid = validation.validate(body, settings)
+    if _built_in().get(valid["uuid"]) is not None:
+        raise rules_db.RuleExists(uuid=valid["uuid"])
+    rule = rules_db.create(_rt().db, valid)
     response = flask.jsonify(_full(rule))
     response.status_code = 201 if flask.g.api_version >= CREATED_SINCE else 200
     return response
@@ -102,12 +132,21 @@ def delete_rules() -> flask.Response:
 
 @blueprint.get("/<rule_id>")
 def get_rule(rule_id: str) -> flask.Response:
-    return flask.jsonify(_full(rules_db.get(_rt().db, _rule_id(rule_id))))
+    uuid = _rule_id(rule_id)
+    found = _built_in().get(uuid)
+    if found is not None and flask.g.api_version >= BUILT_IN_SINCE:
+        return flask.jsonify(_full(found))
+    return flask.jsonify(_full(rules_db.get(_rt().db, uuid)))
 
 
 @blueprint.delete("/<rule_id>")
 def delete_rule(rule_id: str) -> flask.Response:
-    rules_db.delete(_rt().db, _rule_id(rule_id))
+    uuid = _rule_id(rule_id)
+    if _built_in().get(uuid) is not None:  # at every version: never a silent 404
+        from inspector.rules import builtin
+
+        raise builtin.BuiltInRule(uuid=uuid)
+    rules_db.delete(_rt().db, uuid)
     return _no_content()
 
 
@@ -117,10 +156,11 @@ TEST_FIELDS = ("node_uuid", "data", "node", "ports", "rules")
 def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
     """The rules a test runs: every enabled one, or those ``given`` (stored
     ones by UUID, new ones as bodies, validated as at creation)."""
-    from inspector.rules import validation
+    from inspector.rules import builtin, validation
 
+    built_in = builtin.current(rt.conf)
     if given is None:
-        return rules_db.list_all(rt.db)
+        return builtin.merged(rules_db.list_all(rt.db), built_in.rules)
     if not isinstance(given, list) or not given:
         raise exceptions.InvalidInput(
             "rules: must be a non-empty list of rule UUIDs or rule bodies"
@@ -131,7 +171,8 @@ def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
     found = []
     for index, item in enumerate(given):
         if isinstance(item, str):
-            found.append(rules_db.get(rt.db, _rule_id(item)))
+            uuid = _rule_id(item)
+            found.append(built_in.get(uuid) or rules_db.get(rt.db, uuid))
         elif isinstance(item, dict):
             try:
                 found.append(validation.validate(item, settings))

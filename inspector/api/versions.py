@@ -46,6 +46,8 @@ FEATURES = (
     Feature("inventory", "resource", (1, 23), "/v1/inventory"),
     Feature("rule-language", "behaviour", (1, 24)),
     Feature("rules-test", "behaviour", (1, 24)),
+    # issue 34 item 2: [rules]built_in_rules listed with built_in: true
+    Feature("rules-built-in", "behaviour", (1, 25)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

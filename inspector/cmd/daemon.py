@@ -80,7 +80,10 @@ def run(
     except exceptions.ServiceUnavailable as exc:  # a backend: a restart may help
         bootstrap.die(prog, str(exc), code=1)
     LOG.info("%s %s started%s", prog, conf.host, detail)
-    bootstrap.wait_for_stop(conf, args)
+    from inspector.rules import builtin
+
+    # [rules]built_in_rules again: kept as they were when the file is invalid
+    bootstrap.wait_for_stop(conf, args, on_reload=lambda: builtin.reload(conf))
     unfinished = stop_all(parts)
     LOG.info("%s stopped", prog)
     bootstrap.exit_without(unfinished)

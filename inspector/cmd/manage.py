@@ -11,7 +11,8 @@ filters' reports and asks them for a repair sync;
 ``sync [--dry-run] [--apply] [--rebuild] [--json]`` reconciles with Ironic
 (:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
 restores introspection rules as JSON (a sensitive rule's values masked
-unless ``export --with-secrets``); ``rules test`` tries the rules on a node's
+unless ``export --with-secrets``), or with ``--format ironic`` in Ironic's
+language (:mod:`inspector.rules.exchange`); ``rules test`` tries the rules on a node's
 stored data or a data file, writing nothing (:mod:`inspector.rules.trial`).
 ``history NODE [--limit N] [--json]`` and ``changes NODE [--limit N]
 [--json]`` show a node's hardware history and changes, newest first (NODE:
@@ -32,6 +33,7 @@ from oslo_config import cfg
 from inspector import bootstrap
 
 PROG = "ironic-inspector-manage"
+RULE_FORMATS = ("inspector", "ironic")
 COLUMNS = (
     "hostname",
     "alive",
@@ -80,12 +82,23 @@ def _add_commands(subparsers: Any) -> None:
     pxe_forget.add_argument("filter", metavar="HOST")
     rules = subparsers.add_parser("rules", help="introspection rules as JSON")
     rule_actions = rules.add_subparsers(dest="action", required=True)
-    exporting = rule_actions.add_parser("export", help="print every rule (JSON list)")
+    exporting = rule_actions.add_parser(
+        "export", help="print every stored rule (JSON list)"
+    )
     exporting.add_argument(
         "--with-secrets",
         action="store_true",
         help="sensitive rules as stored, not masked (a backup to import)",
     )
+    exporting.add_argument(
+        "--format",
+        choices=RULE_FORMATS,
+        default="inspector",
+        help="inspector (ours, the default) or ironic (what Ironic's POST "
+        "/v1/inspection_rules takes, one rule per item; sensitive rules "
+        "with their values: Ironic needs them to run)",
+    )
+    exporting.add_argument("--output", help="write to this file, not stdout")
     trying = rule_actions.add_parser(
         "test",
         help="run the rules on a node's stored data or a data file and print "
@@ -100,6 +113,18 @@ def _add_commands(subparsers: Any) -> None:
         "import", help="create the rules of a JSON list (export's output)"
     )
     importing.add_argument("file", help="path, or - for standard input")
+    importing.add_argument(
+        "--format",
+        choices=RULE_FORMATS,
+        default="inspector",
+        help="inspector (export's output) or ironic (Ironic's rules: its "
+        "API's answer, JSON, or its built-in rules file, YAML)",
+    )
+    importing.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the rules as they would be created, create nothing",
+    )
     sync = subparsers.add_parser(
         "sync",
         help="make owed Ironic writes, drop introspections of deleted "
@@ -246,7 +271,7 @@ def _rules_test(conf: cfg.ConfigOpts, db: Any) -> int:
     from inspector.baremetal.client import BaremetalClient
     from inspector.db import data_store
     from inspector.db import rules as rules_db
-    from inspector.rules import runner, trial
+    from inspector.rules import builtin, runner, trial
 
     args = conf.command
     data = _read_json(args.data) if args.data else None
@@ -261,57 +286,81 @@ def _rules_test(conf: cfg.ConfigOpts, db: Any) -> int:
             data = data_store.for_conf(conf, db).get(node["uuid"], processed=True)
     if not isinstance(data, dict):
         raise exceptions.InvalidInput("Give --data FILE (a JSON object) or --node")
+    built_in = builtin.current(conf)
     rules = (
-        [rules_db.get(db, uuid) for uuid in args.rule]
+        [built_in.get(uuid) or rules_db.get(db, uuid) for uuid in args.rule]
         if args.rule
-        else rules_db.list_all(db)
+        else builtin.merged(rules_db.list_all(db), built_in.rules)
     )
     answer = trial.run(rules, data, node, ports, runner.RunSettings.from_conf(conf))
     print(json.dumps(answer, indent=2))
     return 0 if answer["error"] is None else 1
 
 
-def _rules(conf: cfg.ConfigOpts) -> int:
+def _read_rules_document(path: str, fmt: str) -> Any:
+    """A rules file: JSON, or (the ironic format) Ironic's built-in YAML."""
     from inspector import exceptions
+
+    if fmt != "ironic":
+        return _read_json(path)
+    import yaml
+
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        return yaml.safe_load(text)  # JSON is YAML too
+    except (OSError, yaml.YAMLError) as exc:
+        raise exceptions.InvalidInput(f"Cannot read {path}: {exc}") from exc
+
+
+def _rules(conf: cfg.ConfigOpts) -> int:
     from inspector.db import engine, migration
     from inspector.db import rules as rules_db
-    from inspector.rules import masking, validation
+    from inspector.rules import builtin, exchange, validation
 
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
-    if conf.command.action == "export":
-        # "language" is kept, not told: an import is of the newest language
-        rules = [
-            {k: v for k, v in r.items() if k != "language"}
-            for r in rules_db.list_all(db)
-        ]
-        if not conf.command.with_secrets:
-            rules = [masking.masked(r) for r in rules]
-        print(json.dumps(rules, indent=2))
+    command = conf.command
+    if command.action == "export":
+        stored = rules_db.list_all(db)  # built-in rules live in their file
+        document = exchange.export(stored, command.format, command.with_secrets)
+        for warning in exchange.warnings(stored, command.format):
+            print(f"Note: {warning}", file=sys.stderr)
+        text = json.dumps(document, indent=2)
+        if command.output:
+            with open(command.output, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+            print(f"Exported {len(document)} rules to {command.output}")
+        else:
+            print(text)
         return 0
-    if conf.command.action == "test":
+    if command.action == "test":
         return _rules_test(conf, db)
-    path = conf.command.file
-    items = _read_json(path)
-    if not isinstance(items, list):
-        raise exceptions.InvalidInput(f"{path} must hold a JSON list of rules")
+    path = command.file
     checks = validation.RuleChecks(
         allowed_hosts=tuple(conf.rules.api_call_allowed_hosts)
     )
-    for index, item in enumerate(items):
-        if isinstance(item, dict) and masking.is_masked(item):
-            raise exceptions.InvalidInput(
-                f"Rule {index} of {path} is a sensitive rule exported masked: "
-                "export it with --with-secrets to import it"
+    rules = exchange.to_create(
+        _read_rules_document(path, command.format), command.format, path, checks
+    )
+    built_in = builtin.current(conf)
+    if command.dry_run:
+        for rule in rules:
+            taken = built_in.get(rule["uuid"]) is not None
+            state = "built-in" if taken else _stored_state(db, rule["uuid"])
+            what = "would be created" if state is None else f"exists ({state}): skipped"
+            print(f"Rule {rule['uuid']} ({rule['description'] or ''}): {what}")
+        print(
+            json.dumps(
+                [{k: v for k, v in r.items() if k != "language"} for r in rules],
+                indent=2,
             )
-    rules = [
-        validation.validate(item, checks)
-        if isinstance(item, dict)
-        else validation.validate({"invalid": item})
-        for item in items
-    ]
+        )
+        return 0
     created = skipped = 0
     for rule in rules:  # every rule is valid before any is created
+        if built_in.get(rule["uuid"]) is not None:
+            skipped += 1
+            continue
         try:
             rules_db.create(db, rule)
             created += 1
@@ -319,6 +368,16 @@ def _rules(conf: cfg.ConfigOpts) -> int:
             skipped += 1
     print(f"Imported {created} rules; {skipped} already existed (same UUID)")
     return 0
+
+
+def _stored_state(db: Any, uuid: str) -> str | None:
+    from inspector.db import rules as rules_db
+
+    try:
+        rules_db.get(db, uuid)
+    except rules_db.RuleNotFound:
+        return None
+    return "stored"
 
 
 def _pxe_filters(conf: cfg.ConfigOpts) -> int:

@@ -8,6 +8,10 @@ raises the version in the same transaction, so a conductor in another
 process sees the change at its next node. Nothing is pushed between
 processes: the cost per node is that one read (the rules themselves are
 read once per change), the staleness none.
+
+The built-in rules (``[rules]built_in_rules``, :mod:`inspector.rules.builtin`)
+run with them, merged by priority; a reload of the file (SIGHUP) moves
+their generation, which rebuilds the compiled set too.
 """
 
 import threading
@@ -17,7 +21,7 @@ from typing import Any
 from inspector.db import rules as rules_db
 from inspector.db.engine import Database
 from inspector.processing.base import NodeContext
-from inspector.rules import runner
+from inspector.rules import builtin, runner
 from inspector.runtime import Runtime
 
 
@@ -27,16 +31,26 @@ class RuleCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version: int | None = None
+        self._generation: int | None = None
+        self._stored: list[Any] = []
         self._rules = runner.RuleSet(())
 
-    def current(self, db: Database) -> runner.RuleSet:
+    def current(
+        self, db: Database, built_in: builtin.BuiltInSet | None = None
+    ) -> runner.RuleSet:
+        generation = built_in.generation if built_in is not None else None
         version, rules = rules_db.version_and_rules(db, self._version)
         if rules is None:
-            return self._rules
-        compiled = runner.compile_rules(rules)
+            if generation == self._generation:
+                return self._rules
+            rules = self._stored
+        compiled = runner.compile_rules(
+            builtin.merged(rules, built_in.rules if built_in is not None else ())
+        )
         with self._lock:
             # two threads may both compile one change: the later read wins
             self._version, self._rules = version, compiled
+            self._generation, self._stored = generation, rules
         return compiled
 
 
@@ -54,5 +68,5 @@ def cache_of(db: Database) -> RuleCache:
 
 def apply_rules(rt: Runtime, data: dict[str, Any], ctx: NodeContext) -> list[str]:
     """Run the enabled rules of ``rt``'s database on the node."""
-    rule_set = cache_of(rt.db).current(rt.db)
+    rule_set = cache_of(rt.db).current(rt.db, builtin.current(rt.conf))
     return rule_set.apply(data, ctx, runner.RunSettings.from_conf(rt.conf))

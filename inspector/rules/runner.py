@@ -331,6 +331,11 @@ class RuleSet:
         )
         before = len(ctx.node_patches)
         ports_before = {uuid: len(p) for uuid, p in ctx.port_patches.items()}
+        created_before = (
+            copy.deepcopy(ctx.ports_to_create)
+            if entry is not None and rule.sensitive
+            else None
+        )
         for action in rule.actions:
             self._act(rule, action, run, ctx, view, entry)
         if entry is not None:
@@ -340,6 +345,9 @@ class RuleSet:
                 uuid: (ports_before.get(uuid, 0), len(p))
                 for uuid, p in ctx.port_patches.items()
             }
+            if created_before is not None:
+                # the bodies of ports to create as they were before it
+                entry["ports_to_create"] = created_before
         return True
 
     def _act(

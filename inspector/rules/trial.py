@@ -11,9 +11,8 @@ values resolved (once per loop item), and then what the node would get in
 Ironic: the node patches, traits, and port changes. A rule that cannot run
 on this node is reported with its error, where the processing would end
 in error and write nothing. A sensitive rule's values stay hidden (its
-conditions' values, its actions' parameters, its node and port patches;
-a port it creates or a change of a port this processing creates are not
-told apart and show as they are).
+conditions' values, its actions' parameters, its node and port patches,
+and the fields it set in the body of a port this processing creates).
 """
 
 import copy
@@ -38,16 +37,33 @@ def run(
     ctx = NodeContext(
         uuid=str(node.get("uuid") or ""), node=copy.deepcopy(node), ports=by_mac
     )
+    return answer(rules, data, ctx, settings)
+
+
+def answer(
+    rules: list[dict[str, Any]],
+    data: Data,
+    ctx: NodeContext,
+    settings: runner.RunSettings | None = None,
+) -> dict[str, Any]:
+    """The trial's answer for ``rules`` run on ``ctx`` (a copy: it changes)."""
     trace = runner.Trace()
     applied = runner.compile_rules(rules).apply(data, ctx, settings, trace)
     error = next((r["error"] for r in trace.rules if r["error"]), None)
     patches = [dict(p) for p in ctx.node_patches]
     port_patches = {u: [dict(p) for p in ps] for u, ps in ctx.port_patches.items()}
+    created = copy.deepcopy(ctx.ports_to_create)
+    hidden_fields: list[Any] = [{} for _ in created]
     for entry in trace.rules:
         start, end = entry.pop("node_patches", (0, 0))
         by_port = entry.pop("port_patches", {})
+        before = entry.pop("ports_to_create", None)
         if not entry["sensitive"]:
             continue
+        if before is not None:
+            for index, body in enumerate(ctx.ports_to_create):
+                earlier = before[index] if index < len(before) else {}
+                _changed(body, earlier, hidden_fields[index])
         hidden = patches[start:end] + [
             patch
             for uuid, (first, last) in by_port.items()
@@ -56,6 +72,9 @@ def run(
         for patch in hidden:
             if "value" in patch:
                 patch["value"] = masking.HIDDEN
+    created = [
+        _hide(body, hide) for body, hide in zip(created, hidden_fields, strict=True)
+    ]
     return {
         "rules": trace.rules,
         "applied": applied,
@@ -65,8 +84,32 @@ def run(
             "node_patches": patches,
             "traits_to_add": ctx.traits_to_add,
             "traits_to_remove": ctx.traits_to_remove,
-            "ports_to_create": ctx.ports_to_create,
+            "ports_to_create": created,
             "ports_to_delete": ctx.ports_to_delete,
             "port_patches": port_patches,
         },
     }
+
+
+def _changed(after: Any, before: Any, hidden: dict[str, Any]) -> None:
+    """Mark in ``hidden`` (a tree of keys) the fields of the port body
+    ``after`` that differ from ``before``."""
+    for key, value in after.items():
+        earlier = before.get(key) if isinstance(before, dict) else None
+        if isinstance(value, dict) and isinstance(earlier, dict):
+            if hidden.get(key) is not True:  # not already hidden whole
+                _changed(value, earlier, hidden.setdefault(key, {}))
+        elif earlier != value or (isinstance(before, dict) and key not in before):
+            hidden[key] = True
+
+
+def _hide(body: Any, hidden: dict[str, Any]) -> Any:
+    """``body`` with the fields ``hidden`` marks masked."""
+    if not hidden:
+        return body
+    out = dict(body)
+    for key, mark in hidden.items():
+        if key not in out:
+            continue
+        out[key] = masking.hidden(out[key]) if mark is True else _hide(out[key], mark)
+    return out

@@ -60,6 +60,10 @@ class RuleChecks:
     """The request's API version has the 1.24 constructs."""
     allowed_hosts: tuple[str, ...] | None = None
     """``[rules]api_call_allowed_hosts``; None: not checked (a stored rule)."""
+    built_in: bool = False
+    """A rule of ``[rules]built_in_rules``: any integer priority (as
+    Ironic's built-in rules), so one can run before or after every stored
+    rule."""
 
 
 @functools.cache
@@ -261,7 +265,7 @@ def _priority(body: dict[str, Any], settings: RuleChecks) -> int:
     value = body["priority"]
     if not isinstance(value, int) or isinstance(value, bool):
         raise _invalid("priority", f"must be an integer from 0 to {PRIORITY_MAX}")
-    if not 0 <= value <= PRIORITY_MAX:
+    if not settings.built_in and not 0 <= value <= PRIORITY_MAX:
         raise _invalid("priority", f"{value} is not from 0 to {PRIORITY_MAX}")
     return value
 

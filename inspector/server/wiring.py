@@ -88,6 +88,13 @@ class Standalone:
         return unfinished
 
 
+def _built_in_rules(conf: cfg.ConfigOpts) -> None:
+    """Load ``[rules]built_in_rules``: an invalid file refuses the start."""
+    from inspector.rules import builtin  # when built, not when imported
+
+    builtin.install(conf)
+
+
 def _wait_for_schema(conf: cfg.ConfigOpts, db: engine.Database) -> None:
     """Long-running services wait for a database that starts after them."""
     migration.wait_for_schema(
@@ -107,6 +114,7 @@ def standalone(
     from inspector.db import ramdisk_logs
 
     opts.validate(conf)
+    _built_in_rules(conf)  # an invalid [rules]built_in_rules refuses the start
     pxe_filter.check_driver(conf)
     if conf.enable_mdns and conf.listen_unix_socket:
         raise exceptions.ConfigError(
@@ -220,6 +228,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.db import ramdisk_logs
 
     opts.validate(conf)
+    _built_in_rules(conf)
     if conf.enable_mdns:
         # the API runs elsewhere, at a URL a conductor does not know, and one
         # responder per network owns the name: publishing is standalone's
@@ -351,6 +360,7 @@ def api(conf: cfg.ConfigOpts) -> Api:
             "conductor in one process) instead, or set standalone = False"
         )
     opts.validate(conf)
+    _built_in_rules(conf)  # listed by GET /v1/rules
     shape.check_split(conf)
     from inspector.api.inventory import check_conf as check_inventory
 

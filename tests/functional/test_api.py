@@ -14,7 +14,7 @@ def test_root_lists_current_version(service: Service) -> None:
     resp = service.client.get("/")
     assert resp.status_code == 200
     body = resp.get_json()
-    assert body["versions"][0]["id"] == "1.24"
+    assert body["versions"][0]["id"] == "1.25"
     assert body["versions"][0]["status"] == "CURRENT"
     assert body["versions"][0]["links"][0]["href"].endswith("/v1")
 
@@ -28,16 +28,16 @@ def test_v1_lists_resources(service: Service) -> None:
 def test_version_headers_on_every_response(service: Service, path: str) -> None:
     resp = service.client.get(path)
     assert resp.headers[versions.MIN_HEADER] == "1.0"
-    assert resp.headers[versions.MAX_HEADER] == "1.24"
+    assert resp.headers[versions.MAX_HEADER] == "1.25"
 
 
 @pytest.mark.parametrize(
     "headers,status,version",
     [
         ({V: "1.9"}, 200, "1.9"),
-        ({V: "latest"}, 200, "1.24"),
+        ({V: "latest"}, 200, "1.25"),
         ({"OpenStack-API-Version": "baremetal-introspection 1.12"}, 200, "1.12"),
-        ({"OpenStack-API-Version": "compute 2.1"}, 200, "1.24"),
+        ({"OpenStack-API-Version": "compute 2.1"}, 200, "1.25"),
         ({V: "1.99"}, 406, None),
         ({V: "2.0"}, 406, None),
         ({V: "one.two"}, 400, None),
@@ -49,13 +49,13 @@ def test_negotiation(
 ) -> None:
     resp = service.client.get("/", headers=headers)
     assert resp.status_code == status
-    assert resp.headers[versions.MAX_HEADER] == "1.24"
+    assert resp.headers[versions.MAX_HEADER] == "1.25"
     if version:
         assert resp.headers[V] == version
     else:
         assert "error" in resp.get_json()
     if status == 406:
-        assert "supported range is 1.0 to 1.24" in resp.get_json()["error"]["message"]
+        assert "supported range is 1.0 to 1.25" in resp.get_json()["error"]["message"]
 
 
 def _waiting(service: Service, count: int) -> list[str]:

@@ -1,6 +1,10 @@
 """Introspection rules against a real Ironic: the result is read back from it."""
 
 import copy
+import json
+import pathlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -8,6 +12,7 @@ import pytest
 
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
+from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 GiB = 1024**3
@@ -273,3 +278,216 @@ def test_the_1_24_language_lands_in_ironic(client: Client, lab: Lab) -> None:
     assert node["extra"]["memory_mb"] == memory  # a number, not "16384"
     ports = lab.api.ports(uuid)
     assert ports and all(p["extra"]["switch"] == f"sw-{node['name']}" for p in ports)
+
+
+# ---- the same rules in Ironic's own inspection and in ours (issue 34) ----
+
+IRONIC_RULES = {"X-OpenStack-Ironic-API-Version": "1.96"}
+"""Ironic's inspection rules API (and /v1/continue_inspection) version."""
+MANAGE = pathlib.Path(sys.executable).parent / "ironic-inspector-manage"
+
+
+def _manage(inspector: InspectorServer, *args: str) -> str:
+    done = subprocess.run(
+        [str(MANAGE), "--config-file", str(inspector.config_file), "rules", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _port_rule(node: str, port: str, switch: str) -> dict[str, Any]:
+    """Port attributes: Ironic names a port by UUID, so one rule per node,
+    each gated on its node (both sides run both rules)."""
+    return {
+        "description": f"ports of {node}",
+        "priority": 10,
+        "conditions": [{"op": "eq", "field": "node://uuid", "value": node}],
+        "actions": [
+            {
+                "action": "set-port-attribute",
+                "port_id": port,
+                "path": "/extra/switch",
+                "value": switch,
+            },
+            {
+                "action": "set-port-attribute",
+                "port_id": port,
+                "path": "/physical_network",
+                "value": "fabric-a",
+            },
+        ],
+    }
+
+
+def _compared_rules(a: str, port_a: str, b: str, port_b: str) -> list[dict[str, Any]]:
+    vendor = "{inventory[system_vendor][manufacturer]}"
+    return [
+        {
+            "description": "runs first",
+            "priority": 100,
+            "actions": [
+                {"action": "extend-attribute", "path": "/extra/order", "value": "p100"},
+                {"action": "set-attribute", "path": "/extra/vendor", "value": vendor},
+            ],
+        },
+        {
+            "description": "negated condition",
+            "priority": 50,
+            "conditions": [
+                {
+                    "op": "!eq",
+                    "field": "inventory.system_vendor.manufacturer",
+                    "value": "NoSuchVendor",
+                }
+            ],
+            "actions": [
+                {"action": "add-trait", "name": "CUSTOM_RULES_NEGATED"},
+                {"action": "set-capability", "name": "rules", "value": "yes"},
+            ],
+        },
+        {
+            "description": "never matches",
+            "conditions": [
+                {
+                    "op": "eq",
+                    "field": "inventory.system_vendor.manufacturer",
+                    "value": "NoSuchVendor",
+                }
+            ],
+            "actions": [{"action": "add-trait", "name": "CUSTOM_NEVER"}],
+        },
+        {
+            "description": "variables",
+            "priority": 10,
+            "actions": [
+                {
+                    "action": "set-attribute",
+                    "path": "/properties/vendor_name",
+                    "value": "{inventory[system_vendor][product_name]}",
+                },
+                {
+                    "action": "set-capability",
+                    "name": "arch",
+                    "value": "{inventory[cpu][architecture]}",
+                },
+            ],
+        },
+        {
+            "description": "runs last, loops",
+            "priority": 0,
+            "actions": [
+                {"action": "extend-attribute", "path": "/extra/order", "value": "p0"},
+                {
+                    "action": "extend-attribute",
+                    "path": "/extra/nics",
+                    "value": "{item}",
+                    "loop": ["eth0", "eth1"],
+                },
+            ],
+        },
+        _port_rule(a, port_a, "switch-a"),
+        _port_rule(b, port_b, "switch-b"),
+    ]
+
+
+def _capabilities(node: dict[str, Any]) -> dict[str, str]:
+    text = node["properties"].get("capabilities") or ""
+    return dict(item.split(":", 1) for item in text.split(",") if ":" in item)
+
+
+def _outcome(api: Any, uuid: str) -> dict[str, Any]:
+    node = api.node(uuid)
+    port = api.request("GET", f"/v1/ports?node_uuid={uuid}&detail=true")["ports"][0]
+    caps = _capabilities(node)
+    return {
+        "extra": node["extra"],
+        "vendor_name": node["properties"].get("vendor_name"),
+        "capabilities": {k: caps.get(k) for k in ("rules", "arch")},
+        "traits": sorted(api.request("GET", f"/v1/nodes/{uuid}/traits")["traits"]),
+        "port": {"extra": port["extra"], "physical_network": port["physical_network"]},
+    }
+
+
+def _ironic_inspects(api: Any, uuid: str, payload: dict[str, Any]) -> None:
+    """Ironic's own agent inspection, the test as the ramdisk."""
+    api.request(
+        "PATCH",
+        f"/v1/nodes/{uuid}",
+        json=[{"op": "replace", "path": "/inspect_interface", "value": "agent"}],
+    )
+    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
+    wait_until(
+        lambda: api.node(uuid)["provision_state"],
+        60,
+        f"{uuid} to wait in Ironic's inspect wait",
+        until=lambda state: state == "inspect wait",
+        interval=0.2,
+    )
+    api.request("POST", "/v1/continue_inspection", json=payload, headers=IRONIC_RULES)
+    node = wait_until(
+        lambda: api.node(uuid),
+        60,
+        f"{uuid} to end Ironic's inspection",
+        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
+        interval=0.2,
+    )
+    assert node["provision_state"] == "manageable", node["last_error"]
+
+
+def test_same_rules_same_node_as_ironic_inspection(
+    inspector: InspectorServer, client: Client, lab: Lab, tmp_path: pathlib.Path
+) -> None:
+    (machine_a, a), (machine_b, b) = lab.machine(True), lab.machine(True)
+    ports = {
+        uuid: lab.api.request("GET", f"/v1/ports?node_uuid={uuid}")["ports"][0]["uuid"]
+        for uuid in (a, b)
+    }
+    for rule in _compared_rules(a, ports[a], b, ports[b]):
+        resp = client.post("/v1/rules", json=rule)
+        assert resp.status_code == 201, resp.text
+    # ours -> Ironic: the export, posted to Ironic's API as it is
+    exported = tmp_path / "ironic-rules.json"
+    _manage(inspector, "export", "--format", "ironic", "--output", str(exported))
+    created = []
+    try:
+        for rule in json.loads(exported.read_text()):
+            lab.api.request(
+                "POST", "/v1/inspection_rules", json=rule, headers=IRONIC_RULES
+            )
+            created.append(rule["uuid"])
+        # Ironic -> ours: its API's answer, imported in place of our own rules
+        answer = lab.api.request(
+            "GET", "/v1/inspection_rules?detail=true", headers=IRONIC_RULES
+        )
+        assert sorted(r["uuid"] for r in answer["inspection_rules"]) == sorted(created)
+        from_ironic = tmp_path / "from-ironic.json"
+        from_ironic.write_text(json.dumps(answer))
+        client.http.delete(client.url + "/v1/rules")
+        imported = _manage(inspector, "import", "--format", "ironic", str(from_ironic))
+        assert f"Imported {len(created)} rules" in imported
+        # one ramdisk payload: A's hardware, with B's addresses for B
+        payload_a = machine_a.payload()
+        payload_b = copy.deepcopy(payload_a)
+        payload_b["inventory"]["interfaces"] = machine_b.inventory["interfaces"]
+        payload_b["inventory"]["bmc_address"] = machine_b.inventory["bmc_address"]
+        payload_b["boot_interface"] = machine_b.payload()["boot_interface"]
+        _ironic_inspects(lab.api, a, payload_a)
+        (status,) = introspect(client, (machine_b, b), payload=payload_b)
+        assert status["state"] == "finished", status
+    finally:
+        for uuid in created:
+            lab.api.request(
+                "DELETE", f"/v1/inspection_rules/{uuid}", headers=IRONIC_RULES
+            )
+    ironic_side, ours = _outcome(lab.api, a), _outcome(lab.api, b)
+    assert ironic_side["port"]["extra"] == {"switch": "switch-a"}
+    assert ours["port"]["extra"] == {"switch": "switch-b"}
+    ironic_side["port"]["extra"] = ours["port"]["extra"] = "per node"
+    assert ironic_side == ours
+    assert ours["extra"]["order"] == ["p100", "p0"]  # priority order
+    assert ours["extra"]["nics"] == ["eth0", "eth1"]  # the loop
+    assert ours["traits"] == ["CUSTOM_RULES_NEGATED"]  # not CUSTOM_NEVER
+    assert ours["capabilities"]["rules"] == "yes" and ours["vendor_name"]

@@ -166,8 +166,8 @@ def test_pagination_and_filter(client: Client, lab: Lab) -> None:
 def test_version_negotiation(client: Client) -> None:
     resp = client.get("/v1/introspection", headers={V: "1.0"})
     assert resp.status_code == 200  # what the stock client sends
-    assert resp.headers["X-OpenStack-Ironic-Inspector-API-Maximum-Version"] == "1.24"
-    assert client.get("/", headers={V: "1.25"}).status_code == 406
+    assert resp.headers["X-OpenStack-Ironic-Inspector-API-Maximum-Version"] == "1.25"
+    assert client.get("/", headers={V: "1.99"}).status_code == 406
     assert client.get("/", headers={V: "x"}).status_code == 400
     resp = client.get(
         "/", headers={"OpenStack-API-Version": "baremetal-introspection 1.10"}
@@ -230,12 +230,29 @@ def _wait_log(server: InspectorServer, text: str) -> None:
     )
 
 
+_FIRST = "6b0f6c8e-1c1d-4f7e-9d1a-000000000001"
+_SECOND = "6b0f6c8e-1c1d-4f7e-9d1a-000000000002"
+_BUILT_IN = (
+    "- {{uuid: {uuid}, actions: [{{op: add-trait, args: [CUSTOM_BUILT_IN]}}]}}\n"
+)
+
+
+def _built_in_uuids(client: Client) -> list[str]:
+    rules = client.get("/v1/rules").json()["rules"]
+    return [r["uuid"] for r in rules if r["built_in"]]
+
+
 def test_sigterm_stops_cleanly_and_sighup_reloads(
     ironic: IronicServer, tmp_path: pathlib.Path
 ) -> None:
-    server = start_inspector(tmp_path, ironic)
+    built_in = tmp_path / "built-in-rules.yaml"
+    built_in.write_text(_BUILT_IN.format(uuid=_FIRST))
+    server = start_inspector(
+        tmp_path, ironic, options={"rules": {"built_in_rules": str(built_in)}}
+    )
     client = Client(server.url)
     try:
+        assert _built_in_uuids(client) == [_FIRST]
         assert client.get("/v1/introspection?limit=2").status_code == 200
         original = server.config_file.read_text()
         server.config_file.write_text(
@@ -257,6 +274,23 @@ def test_sigterm_stops_cleanly_and_sighup_reloads(
         assert "store_data" in server.log_tail(50000)
         assert client.get("/v1/introspection?limit=2").status_code == 400
         assert client.get("/v1/introspection?limit=1").status_code == 200
+
+        # [rules]built_in_rules: an invalid file is logged, the rules stay;
+        # a valid one replaces them
+        built_in.write_text("- {description: broken, actions: [{op: nope}]}\n")
+        server.signal(signal.SIGHUP)
+        _wait_log(server, "the 1 built-in rule(s) loaded before stay")
+        assert "rule 0 (broken): actions[0].op" in server.log_tail(50000)
+        assert _built_in_uuids(client) == [_FIRST]
+        built_in.write_text(_BUILT_IN.format(uuid=_SECOND))
+        server.signal(signal.SIGHUP)
+        wait_until(
+            lambda: _built_in_uuids(client),
+            10,
+            "the new built-in rules",
+            until=lambda found: found == [_SECOND],
+            interval=0.1,
+        )
     finally:
         code = server.stop()
     assert code == 0, server.log_tail()

@@ -229,6 +229,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "rules.masking",
             "rules.runner",
             "rules.trial",
+            # API 1.25 (issue 34 item 2): the built-in rules it lists read-only
+            "rules.builtin",
         }
     ),
     # the composition root builds every shape

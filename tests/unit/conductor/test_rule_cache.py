@@ -58,3 +58,17 @@ def test_the_version_moves_with_every_change(db: engine.Database) -> None:
     assert rules_db.version(db) == start + 2
     assert rules_db.delete_all(db) == 0
     assert rules_db.version(db) == start + 2  # nothing deleted, nothing changed
+
+
+def test_built_in_rules_merged_and_recompiled_on_reload(db: engine.Database) -> None:
+    from inspector.rules import builtin
+
+    stored = rules_db.create(db, _body(priority=5))
+    first = builtin.BuiltInSet("a.yaml", ({**_body(priority=9), "built_in": True},), 1)
+    cache = rule_cache.RuleCache()
+    compiled = cache.current(db, first)
+    assert [r.uuid for r in compiled.rules] == [first.rules[0]["uuid"], stored["uuid"]]
+    assert cache.current(db, first) is compiled  # neither moved
+    second = builtin.BuiltInSet("a.yaml", ({**_body(priority=1), "built_in": True},), 2)
+    after = cache.current(db, second)  # a SIGHUP reload: no database change
+    assert [r.uuid for r in after.rules] == [stored["uuid"], second.rules[0]["uuid"]]

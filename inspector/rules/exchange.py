@@ -1,0 +1,97 @@
+"""``ironic-inspector-manage rules export`` and ``rules import``: the
+stored rules as a document, and a document as rules to create.
+
+Two formats: ``inspector`` (ours: the rules as the API answers them) and
+``ironic`` (Ironic's inspection-rule language,
+:mod:`inspector.rules.ironic_format`). A rule one side cannot express
+stops the whole export or import, naming the rule and the construct:
+nothing is dropped, nothing half-done.
+
+Sensitive rules: the inspector format masks their values unless
+``--with-secrets`` (a backup); the ironic format writes them as stored,
+since Ironic needs them to run the rule and masks them itself from then on.
+Either way the export is made by an administrator reading the database
+through the manage command, never through the API.
+"""
+
+from typing import Any
+
+from inspector import exceptions
+from inspector.rules import ironic_format, masking, validation
+
+INSPECTOR = "inspector"
+IRONIC = "ironic"
+
+
+def export(
+    rules: list[dict[str, Any]], fmt: str, with_secrets: bool = False
+) -> list[dict[str, Any]]:
+    """The document for the stored ``rules`` (in their running order).
+
+    :raises Untranslatable: a rule Ironic cannot express.
+    """
+    if fmt == IRONIC:
+        return [
+            ironic_format.to_ironic(rule, ironic_format.rule_name(index, rule))
+            for index, rule in enumerate(rules)
+        ]
+    # "language" is kept, not told: an import is of the newest language
+    plain = [{k: v for k, v in r.items() if k != "language"} for r in rules]
+    return plain if with_secrets else [masking.masked(r) for r in plain]
+
+
+def warnings(rules: list[dict[str, Any]], fmt: str) -> list[str]:
+    """What an export in ``fmt`` carries that the target runs differently."""
+    if fmt != IRONIC:
+        return []
+    found = []
+    for index, rule in enumerate(rules):
+        for ci, cond in enumerate(rule.get("conditions") or []):
+            if cond["op"] in ("lt", "le", "gt", "ge"):
+                found.append(
+                    f"{ironic_format.rule_name(index, rule)}: conditions[{ci}] "
+                    f"({cond['op']}): Ironic compares its variables as text "
+                    "(a number against one fails its inspection)"
+                )
+        if rule.get("sensitive"):
+            found.append(
+                f"{ironic_format.rule_name(index, rule)}: sensitive, written "
+                "with its values"
+            )
+    return found
+
+
+def to_create(
+    items: Any, fmt: str, source: str, checks: validation.RuleChecks
+) -> list[dict[str, Any]]:
+    """The validated rules of a document to import, every one checked
+    before any is created.
+
+    :raises InvalidInput: naming the rule and the construct or field.
+    """
+    if fmt == IRONIC:
+        items = ironic_format.rules_of(items, source)
+    elif not isinstance(items, list):
+        raise exceptions.InvalidInput(f"{source} must hold a JSON list of rules")
+    rules = []
+    for index, item in enumerate(items):
+        name = f"{source}: {ironic_format.rule_name(index, item)}"
+        if fmt == INSPECTOR and isinstance(item, dict) and masking.is_masked(item):
+            raise exceptions.InvalidInput(
+                f"{name} is a sensitive rule exported masked: export it with "
+                "--with-secrets to import it"
+            )
+        if not isinstance(item, dict):
+            raise exceptions.InvalidInput(f"{name}: must be an object (a rule)")
+        if fmt == INSPECTOR:  # as the API would take it (its message too)
+            body = {k: v for k, v in item.items() if k not in ("links", "built_in")}
+            rules.append(validation.validate(body, checks))
+            continue
+        try:
+            rules.append(
+                validation.validate(ironic_format.from_ironic(item, ""), checks)
+            )
+        except exceptions.InvalidInput as exc:
+            problem = exc.message.removeprefix("Invalid rule: ").removeprefix(": ")
+            raise exceptions.InvalidInput(f"{name}: {problem}") from None
+    return rules
