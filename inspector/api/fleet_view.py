@@ -42,6 +42,8 @@ class HeldFleet:
         self._reading = threading.Lock()
         """Held by the one reader of the database's changes."""
         self._fingerprint: tuple[Any, ...] | None = None
+        self._seen: set[str] = set()
+        """The runs read that ended in the window of the last read."""
         self._read_at: Any = None
         """When the view was last read (None: never, read it whole)."""
         self._full_at = 0.0
@@ -64,7 +66,7 @@ class HeldFleet:
         since = self._read_at
         with self._guard:
             known = self._live.uuids()
-        delta = fleet.read_changes(self.db, since, known)
+        delta = fleet.read_changes(self.db, since, known, self._seen)
         with self._guard:
             for uuid in delta.gone:
                 self._live.drop(uuid)
@@ -73,6 +75,7 @@ class HeldFleet:
         if delta.whole:
             self._full_at = time.monotonic()
         self._read_at = delta.read_at
+        self._seen = delta.runs
         self._fingerprint = current
 
     def _refresh_whole(self) -> None:

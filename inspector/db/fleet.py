@@ -66,20 +66,6 @@ _VIEW_COLUMNS = [
     _RUNS.c.links.label("_links"),
 ]
 _WHOLE = sa.select(*_VIEW_COLUMNS).select_from(_JOIN)
-_SINCE = (
-    sa.select(*_VIEW_COLUMNS)
-    .select_from(_RUNS)
-    .join(
-        _NODES,
-        sa.and_(
-            _NODES.c.uuid == _RUNS.c.node_uuid,
-            _NODES.c.hardware_run == _RUNS.c.run,
-        ),
-    )
-    .where(_RUNS.c.finished_at >= sa.bindparam("since"))
-)
-"""The nodes whose latest run ended since then, through the runs'
-``finished_at`` index."""
 _WITH_RECORD = sa.select(sa.func.count(_NODES.c.hardware_run))
 """How many nodes have a hardware record (``hardware_run`` is set)."""
 _LISTED = sa.select(_NODES.c.uuid).where(_NODES.c.hardware_run.is_not(None))
@@ -127,30 +113,44 @@ class Delta:
     """When it was read (naive UTC): the next read starts from there."""
     whole: bool
     """Every node was read (``nodes`` is the whole view)."""
+    runs: set[str] = dataclasses.field(default_factory=set)
+    """The runs that ended in the window read (``seen`` of the next
+    read)."""
 
 
 def read_changes(
     db: Database,
     since: datetime.datetime | None = None,
     known: Collection[str] = (),
+    seen: Collection[str] = (),
 ) -> Delta:
     """What changed in the fleet view since ``since`` for a reader that
-    holds the nodes ``known``: the whole view when ``since`` is None.
+    holds the nodes ``known`` and has read the runs ``seen``: the whole
+    view when ``since`` is None.
 
-    Otherwise the nodes whose latest run ended since ``since`` less
-    :data:`RECENT` (a run committed late: its end is written before its
-    transaction commits), through the runs' ``finished_at`` index; and how
-    many nodes have a record (one count). Only when that count is not the
-    nodes held plus the new ones, which nodes have a record is read (one
-    column of the nodes' table) to find the nodes gone (deleted) and any
-    not held yet (read by UUID).
+    Otherwise, through the runs' ``finished_at`` index, which runs ended
+    since ``since`` less :data:`RECENT` (a run committed late: its end is
+    written before its transaction commits), their UUIDs only; the view's
+    rows of the nodes of runs not ``seen`` (by node UUID); and how many
+    nodes have a record (one count). Only when that count is not the nodes
+    held plus the new ones, which nodes have a record is read (one column
+    of the nodes' table) to find the nodes gone (deleted) and any not held
+    yet (read by UUID).
     """
     read_at = models.utcnow()
     with db.connect() as conn:
         if since is None:
             found = _entries(conn.execute(_WHOLE))
-            return Delta(found, set(known) - set(found), read_at, True)
-        found = _entries(conn.execute(_SINCE, {"since": since - RECENT}))
+            runs = set(
+                conn.execute(_RECENT_RUNS, {"since": read_at - RECENT}).scalars()
+            )
+            return Delta(found, set(known) - set(found), read_at, True, runs)
+        runs = set(conn.execute(_RECENT_RUNS, {"since": since - RECENT}).scalars())
+        fresh = runs.difference(seen)
+        found = {}
+        if fresh:  # their nodes' rows, in one statement
+            of_runs = sa.select(_RUNS.c.node_uuid).where(_RUNS.c.run.in_(sorted(fresh)))
+            found = _entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(of_runs))))
         count = conn.execute(_WITH_RECORD).scalar_one()
         held = set(known) | set(found)
         gone: set[str] = set()
@@ -159,15 +159,22 @@ def read_changes(
             gone = held - listed
             for uuid in gone:
                 found.pop(uuid, None)
-            missing = sorted(listed - held)
-            for start in range(0, len(missing), 500):
-                chunk = missing[start : start + 500]
-                found.update(
-                    _entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(chunk))))
-                )
-    return Delta(found, gone, read_at, False)
+            found.update(_by_uuid(conn, sorted(listed - held)))
+    return Delta(found, gone, read_at, False, runs)
 
 
+def _by_uuid(conn: sa.Connection, nodes: list[str]) -> dict[str, Entry]:
+    found = {}
+    for start in range(0, len(nodes), 500):
+        chunk = nodes[start : start + 500]
+        found.update(_entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(chunk)))))
+    return found
+
+
+_RECENT_RUNS = sa.select(_RUNS.c.run).where(
+    _RUNS.c.finished_at >= sa.bindparam("since")
+)
+"""The runs that ended since then (their UUIDs only), through the index."""
 RECENT = datetime.timedelta(hours=1)
 """How far back the fingerprint counts runs (see :func:`fingerprint`), and
 how far before the last read the next one starts."""

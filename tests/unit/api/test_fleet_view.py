@@ -43,8 +43,9 @@ def test_the_view_follows_the_runs(db: engine.Database) -> None:
     second = _run(db, memory_mb=131072)
     statements.clear()
     assert held.cached("memories", compute) == {first: 262144, second: 131072}
-    # the fingerprint, the runs since the read before, the count
-    assert statements == ["SELECT", "SELECT", "SELECT"]
+    # the fingerprint, the runs since the read before, their nodes' rows,
+    # the count
+    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
     # a run committed after a newer one (it finished earlier) still shows
     earlier = models.utcnow() - datetime.timedelta(minutes=5)
     _run(db, first, memory_mb=65536, finished_at=earlier)
@@ -55,7 +56,8 @@ def test_the_view_follows_the_runs(db: engine.Database) -> None:
         )
     statements.clear()
     assert held.cached("memories", compute) == {second: 131072}
-    # and the nodes with a record listed, not the whole view read
+    # the fingerprint, the runs (none new), the count, and the nodes with
+    # a record listed: not the whole view read
     assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
     assert len(calls) == 4
 

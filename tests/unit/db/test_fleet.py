@@ -65,15 +65,17 @@ def test_the_changes_since_a_read(db: engine.Database) -> None:
     assert whole.whole and _memories(whole) == {first: 262144} and not whole.gone
     second = _node(db, memory_mb=131072)
     statements = recorded(db)
-    delta = fleet.read_changes(db, whole.read_at, [first])
-    # the runs since the read before (less an hour), and the count
-    assert statements == ["SELECT", "SELECT"]
+    delta = fleet.read_changes(db, whole.read_at, [first], whole.runs)
+    # the runs since the read before (less an hour), the rows of their
+    # nodes, and the count
+    assert statements == ["SELECT", "SELECT", "SELECT"]
     assert not delta.whole and not delta.gone
     assert _memories(delta)[second] == 131072
     # a run committed after a newer one (it finished earlier) still shows
     earlier = models.utcnow() - datetime.timedelta(minutes=5)
     _node(db, first, memory_mb=65536, finished_at=earlier)
-    delta = fleet.read_changes(db, delta.read_at, [first, second])
+    delta = fleet.read_changes(db, delta.read_at, [first, second], delta.runs)
+    assert set(delta.nodes) == {first}  # only the node of the new run
     assert _memories(delta)[first] == 65536
     # a node gone (deleted from Ironic): the nodes with a record listed
     with db.begin() as conn:
@@ -81,8 +83,9 @@ def test_the_changes_since_a_read(db: engine.Database) -> None:
             sa.delete(fleet_rows.NODES).where(fleet_rows.NODES.c.uuid == first)
         )
     statements.clear()
-    delta = fleet.read_changes(db, delta.read_at, [first, second])
-    assert delta.gone == {first} and first not in delta.nodes
+    delta = fleet.read_changes(db, delta.read_at, [first, second], delta.runs)
+    assert delta.gone == {first} and not delta.nodes
+    # the runs (none new), the count, the nodes with a record
     assert statements == ["SELECT", "SELECT", "SELECT"]
 
 
