@@ -105,8 +105,9 @@ def _parts(live: LiveFleet, rt: Runtime, rules: Any) -> dict[str, Any]:
 
 def _render(rt: Runtime, rules: Any) -> str:
     opts = rt.conf.inventory
-    parts = fleet_view.of(rt.db).view(lambda live: _parts(live, rt, rules))
-    changes = fleet.recent_changes(rt.db, opts.page_changes)
+    held = fleet_view.of(rt.db)
+    parts = held.view(lambda live: _parts(live, rt, rules))
+    changes = held.recent_changes(opts.page_changes)
     return flask.render_template(
         "fleet.html",
         changes=changes,

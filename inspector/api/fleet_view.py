@@ -48,6 +48,10 @@ class HeldFleet:
         """When the view was last read (None: never, read it whole)."""
         self._full_at = 0.0
         self._refreshing = False
+        self._changes: list[dict[str, Any]] | None = None
+        """The newest runs that changed something (the page's), up to
+        ``_changes_limit``; None: read them again."""
+        self._changes_limit = 0
         self._answers: dict[Hashable, Any] = {}
         self._answers_version = -1
 
@@ -72,6 +76,11 @@ class HeldFleet:
                 self._live.drop(uuid)
             for node_facts, links in delta.nodes.values():
                 self._live.put(node_facts, links)
+            if delta.whole:
+                self._changes = None
+            elif delta.changed and self._changes is not None:
+                merged = fleet.newest_first(delta.changed + self._changes)
+                self._changes = merged[: self._changes_limit]
         if delta.whole:
             self._full_at = time.monotonic()
         self._read_at = delta.read_at
@@ -111,6 +120,7 @@ class HeldFleet:
                         self._live.put(node_facts, links)
                 if self._read_at is None or delta.read_at < self._read_at:
                     self._read_at = delta.read_at
+                    self._changes = None  # read again when asked
                 self._fingerprint = None  # the next request reads the changes
         except Exception:
             LOG.exception("Reading the whole fleet view again failed")
@@ -118,6 +128,19 @@ class HeldFleet:
             with self._guard:
                 self._full_at = time.monotonic()
                 self._refreshing = False
+
+    def recent_changes(self, limit: int) -> list[dict[str, Any]]:
+        """:func:`inspector.db.fleet.recent_changes`, read once and then
+        kept up to date with the runs read since (after :meth:`sync`):
+        the walk over the newest runs is not made again at each run."""
+        with self._guard:
+            if self._changes is not None and limit <= self._changes_limit:
+                return self._changes[:limit]
+        with self._reading:  # no read of changes meanwhile
+            found = fleet.recent_changes(self.db, limit)
+            with self._guard:
+                self._changes, self._changes_limit = found, limit
+        return found
 
     def view(self, read: Callable[[LiveFleet], T]) -> T:
         """``read(view)`` while nothing changes the view (keep it short;

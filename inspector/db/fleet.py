@@ -116,6 +116,9 @@ class Delta:
     runs: set[str] = dataclasses.field(default_factory=set)
     """The runs that ended in the window read (``seen`` of the next
     read)."""
+    changed: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """The runs not ``seen`` before that changed something, as
+    :func:`recent_changes` gives them."""
 
 
 def read_changes(
@@ -148,9 +151,12 @@ def read_changes(
         runs = set(conn.execute(_RECENT_RUNS, {"since": since - RECENT}).scalars())
         fresh = runs.difference(seen)
         found = {}
-        if fresh:  # their nodes' rows, in one statement
+        changed = []
+        if fresh:  # their nodes' rows; those of them that changed something
             of_runs = sa.select(_RUNS.c.node_uuid).where(_RUNS.c.run.in_(sorted(fresh)))
             found = _entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(of_runs))))
+            query = _CHANGED_RUNS.where(_RUNS.c.run.in_(sorted(fresh)))
+            changed = [_run_changes(row) for row in conn.execute(query)]
         count = conn.execute(_WITH_RECORD).scalar_one()
         held = set(known) | set(found)
         gone: set[str] = set()
@@ -160,7 +166,7 @@ def read_changes(
             for uuid in gone:
                 found.pop(uuid, None)
             found.update(_by_uuid(conn, sorted(listed - held)))
-    return Delta(found, gone, read_at, False, runs)
+    return Delta(found, gone, read_at, False, runs, changed)
 
 
 def _by_uuid(conn: sa.Connection, nodes: list[str]) -> dict[str, Entry]:
@@ -216,6 +222,14 @@ _CHANGED_RUNS = (
     .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
 )
 """Runs that changed something, newest first (the page's and a node's)."""
+
+
+def newest_first(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``runs`` (of :func:`recent_changes`) in its order, each once."""
+    unique = {run["run"]: run for run in runs}
+    return sorted(
+        unique.values(), key=lambda r: (r["finished_at"], r["run"]), reverse=True
+    )
 
 
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:

@@ -30,6 +30,8 @@ class LiveFleet:
     def __init__(self) -> None:
         self._nodes: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._uuids: list[str] = []
+        self._ordered: list[dict[str, Any]] = []
+        """Each node's facts, in the order of ``_uuids``."""
         self._tally = FactTally()
         self._peers: PeerGroups | None = None
         self._ports: SwitchPorts | None = None
@@ -60,8 +62,11 @@ class LiveFleet:
             if held == (node_facts, links):
                 return False
             self._tally.remove(held[0])
+            self._ordered[bisect.bisect_left(self._uuids, uuid)] = node_facts
         else:
-            bisect.insort(self._uuids, uuid)
+            index = bisect.bisect_left(self._uuids, uuid)
+            self._uuids.insert(index, uuid)
+            self._ordered.insert(index, node_facts)
         self._nodes[uuid] = (node_facts, links)
         self._tally.add(node_facts)
         if self._peers is not None:
@@ -76,7 +81,9 @@ class LiveFleet:
         held = self._nodes.pop(uuid, None)
         if held is None:
             return False
-        del self._uuids[bisect.bisect_left(self._uuids, uuid)]
+        index = bisect.bisect_left(self._uuids, uuid)
+        del self._uuids[index]
+        del self._ordered[index]
         self._tally.remove(held[0])
         if self._peers is not None:
             self._peers.drop(uuid)
@@ -92,8 +99,7 @@ class LiveFleet:
     def facts(self) -> list[dict[str, Any]]:
         """Every node's facts, by UUID (shared: do not change it)."""
         if self._facts is None:
-            nodes = self._nodes
-            self._facts = [nodes[u][0] for u in self._uuids]
+            self._facts = list(self._ordered)  # a copy of pointers
         return self._facts
 
     def summary(self, group_by: str) -> list[dict[str, Any]]:

@@ -24,25 +24,30 @@ Port = tuple[str, str]
 
 
 class _Sorted:
-    """Values by key, iterated in key order; one change costs a
-    bisection and a move of the keys after it."""
+    """Values by key, kept in key order in a list: one change costs a
+    bisection and a move of the entries after it (a copy of pointers),
+    and the values in order are a copy of that list."""
 
     def __init__(self) -> None:
         self.keys: list[Any] = []
-        self.values: dict[Any, Any] = {}
+        self.values: list[Any] = []
 
     def set(self, key: Any, value: Any) -> None:
-        if key not in self.values:
-            bisect.insort(self.keys, key)
-        self.values[key] = value
+        index = bisect.bisect_left(self.keys, key)
+        if index < len(self.keys) and self.keys[index] == key:
+            self.values[index] = value
+        else:
+            self.keys.insert(index, key)
+            self.values.insert(index, value)
 
     def pop(self, key: Any) -> None:
-        if key in self.values:
-            del self.keys[bisect.bisect_left(self.keys, key)]
-            del self.values[key]
+        index = bisect.bisect_left(self.keys, key)
+        if index < len(self.keys) and self.keys[index] == key:
+            del self.keys[index]
+            del self.values[index]
 
     def ordered(self) -> list[Any]:
-        return [self.values[k] for k in self.keys]
+        return list(self.values)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -60,7 +65,9 @@ class SwitchPorts:
         self.rules = tuple(rules)
         self._nodes: dict[str, dict[str, Any]] = {}
         self._links = _Sorted()
-        """(link dict, its JSON) by :data:`LinkKey`."""
+        """Each link's dict, by :data:`LinkKey`."""
+        self._texts = _Sorted()
+        """Each link's JSON, by :data:`LinkKey`."""
         self._silent = _Sorted()
         """A node's ``no-neighbour`` problems, by UUID."""
         self._unexpected = _Sorted()
@@ -100,7 +107,8 @@ class SwitchPorts:
                 "nic": nic.get("name"),
             }
             key = (nic.get("switch_id") or "", nic.get("port_id") or "", uuid, index)
-            self._links.set(key, (link, json.dumps(link)))
+            self._links.set(key, link)
+            self._texts.set(key, json.dumps(link))
             if nic.get("switch_id") is not None and nic.get("port_id") is not None:
                 port = (nic["switch_id"], nic["port_id"])
                 self._ports.setdefault(port, {})[(uuid, index)] = nic
@@ -122,6 +130,7 @@ class SwitchPorts:
                 continue
             key = (nic.get("switch_id") or "", nic.get("port_id") or "", uuid, index)
             self._links.pop(key)
+            self._texts.pop(key)
             if nic.get("switch_id") is not None and nic.get("port_id") is not None:
                 port = (nic["switch_id"], nic["port_id"])
                 seen = self._ports[port]
@@ -150,7 +159,7 @@ class SwitchPorts:
         nodes held (the dicts are shared: do not change them)."""
         problems = self.problems()
         return {
-            "links": [link for link, _text in self._links.ordered()],
+            "links": self._links.ordered(),
             "problems": problems,
         }
 
@@ -158,7 +167,7 @@ class SwitchPorts:
         """:meth:`view` as ``json.dumps`` writes it (keys in their order,
         ASCII), from each link's JSON kept since it was put: the links
         of 10,000 nodes are a megabyte, not written again at each change."""
-        links = ", ".join(text for _link, text in self._links.ordered())
+        links = ", ".join(self._texts.values)
         return f'{{"links": [{links}], "problems": {json.dumps(self.problems())}}}'
 
     def _flush(self) -> None:

@@ -44,8 +44,8 @@ def test_the_view_follows_the_runs(db: engine.Database) -> None:
     statements.clear()
     assert held.cached("memories", compute) == {first: 262144, second: 131072}
     # the fingerprint, the runs since the read before, their nodes' rows,
-    # the count
-    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
+    # those of them that changed something, the count
+    assert statements == ["SELECT"] * 5
     # a run committed after a newer one (it finished earlier) still shows
     earlier = models.utcnow() - datetime.timedelta(minutes=5)
     _run(db, first, memory_mb=65536, finished_at=earlier)
@@ -84,3 +84,21 @@ def test_the_whole_view_is_read_again_in_the_background(
         "the whole view read again",
         until=lambda seen: seen == {node: 1024},
     )
+
+
+def test_the_newest_changes_follow_the_runs(db: engine.Database) -> None:
+    change = fleet_rows.change("memory", "changed", "total_mb", 1, 2)
+    nodes = [_run(db, changes=[change]) for _ in range(3)]
+    held = fleet_view.HeldFleet(db)
+    held.sync()
+    assert held.recent_changes(2) == fleet.recent_changes(db, 2)
+    for index in range(4):
+        # a run with changes, one without, one of a node written late
+        later = models.utcnow() - datetime.timedelta(minutes=index)
+        _run(db, nodes[index % 3], changes=[change] if index % 2 else [])
+        _run(db, changes=[change], finished_at=later)
+        held.sync()
+        statements = recorded(db)
+        assert held.recent_changes(2) == fleet.recent_changes(db, 2)
+        assert len(statements) == 1  # only the check above: kept, not read
+    assert held.recent_changes(5) == fleet.recent_changes(db, 5)
