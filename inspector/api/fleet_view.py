@@ -118,9 +118,9 @@ class HeldFleet:
                         if held and held[0]["finished_at"] > node_facts["finished_at"]:
                             continue
                         self._live.put(node_facts, links)
+                    self._changes = None  # read again when asked (pruned)
                 if self._read_at is None or delta.read_at < self._read_at:
                     self._read_at = delta.read_at
-                    self._changes = None  # read again when asked
                 self._fingerprint = None  # the next request reads the changes
         except Exception:
             LOG.exception("Reading the whole fleet view again failed")
