@@ -218,7 +218,7 @@ def generate(
     uuids = [
         str(uuidlib.UUID(int=rng.getrandbits(128), version=4)) for _ in range(nodes)
     ]
-    machines = [_generated(index, products) for index in range(nodes)]
+    machines = [generated(index, products) for index in range(nodes)]
     latest: dict[str, dict[str, Any]] = {}
     for number in range(runs):
         batch = []
@@ -260,18 +260,28 @@ def generate(
     return uuids
 
 
-def _generated(
-    index: int, products: int
+def generated(
+    index: int,
+    products: int = 8,
+    *,
+    memory_mb: int | None = None,
+    port: str | None = None,
+    product: int | None = None,
+    bios_version: str = "1.10.2",
 ) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """Node ``index`` of a generated fleet: its name, record and NICs."""
-    product = index % products
+    """Node ``index`` of a generated fleet (of ``products`` models): its
+    name, record and NICs."""
+    if product is None:
+        product = index % products
     memory = 131072 * (1 + product % 3)
     if index % 997 == 0:
         memory //= 2  # an outlier of its product
+    memory = memory_mb or memory
     switch = f"00:1c:73:00:{index // 48 // 256:02x}:{index // 48 % 256:02x}"
-    port = f"Ethernet{index % 48 + 1}"
-    if index % 1999 == 1:
-        port = "Ethernet1"  # cabled onto a taken port
+    if port is None:
+        port = f"Ethernet{index % 48 + 1}"
+        if index % 1999 == 1:
+            port = "Ethernet1"  # cabled onto a taken port
     mac = f"52:54:{index >> 16 & 255:02x}:{index >> 8 & 255:02x}:{index & 255:02x}:00"
     nics = [
         nic(
@@ -288,6 +298,7 @@ def _generated(
         product=f"Model {product}",
         serial=f"SN{index:08d}",
         memory_mb=memory,
+        bios_version=bios_version,
         cpus=32 * (1 + product % 2),
         nics=nics,
         bmc=f"10.{index >> 16 & 255}.{index >> 8 & 255}.{index & 255}",

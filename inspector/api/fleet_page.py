@@ -7,15 +7,15 @@ shown is escaped (node and switch names are user data): the templates
 are rendered with autoescaping on.
 """
 
-import collections
 import json
 from typing import Any
 
 import flask
 
 from inspector import exceptions
-from inspector.api import inventory
+from inspector.api import fleet_view, inventory
 from inspector.db import fleet
+from inspector.fleet.live import LiveFleet
 from inspector.runtime import Runtime
 
 blueprint = flask.Blueprint(
@@ -57,16 +57,6 @@ def _html(text: str) -> flask.Response:
     return response
 
 
-def _overview(rt: Runtime) -> dict[str, Any]:
-    nodes = inventory.snapshot(rt).facts
-    products = collections.Counter((n.get("vendor"), n.get("product")) for n in nodes)
-    return {
-        "total": len(nodes),
-        "products": sorted(products.items(), key=lambda p: (-p[1], str(p[0]))),
-        "names": {n["uuid"]: n.get("name") for n in nodes},
-    }
-
-
 @blueprint.get("")
 @blueprint.get("/")
 def get_fleet() -> flask.Response:
@@ -74,7 +64,7 @@ def get_fleet() -> flask.Response:
     opts = rt.conf.inventory
     # the whole page is a function of the fleet view (the newest changes
     # are runs too) and of these: rendered once while they hold
-    rules = tuple(inventory.EXPECTED.rules(opts.expected_cabling))
+    rules = inventory.cabling_rules(rt)
     depends = (
         tuple(opts.peer_facts),
         opts.min_peers,
@@ -82,28 +72,47 @@ def get_fleet() -> flask.Response:
         opts.page_changes,
         rules,
     )
-    return _html(fleet.cached(rt.db, ("page", depends), lambda: _render(rt)))
+    held = fleet_view.of(rt.db)
+    return _html(held.cached(("page", depends), lambda: _render(rt, rules)))
 
 
-def _render(rt: Runtime) -> str:
+def _parts(live: LiveFleet, rt: Runtime, rules: Any) -> dict[str, Any]:
+    """What the page shows of the view, each kept up to date as runs
+    came: the tables are bounded (:data:`SHOWN`), their names looked up
+    for the rows shown only."""
     opts = rt.conf.inventory
-    overview = fleet.cached(rt.db, "overview", lambda: _overview(rt))
-    found = inventory.find_outliers(rt)
-    wiring = inventory.cabling_view(rt)
-    problems = wiring["problems"]
-    changes = fleet.recent_changes(rt.db, opts.page_changes)
+    peers = live.peer_groups(tuple(opts.peer_facts), opts.min_peers, opts.peer_share)
+    found = peers.outliers()
+    ports = live.switch_ports(rules)
+    problems = ports.problems()
+    shown = {o["uuid"] for o in found[:SHOWN]}
+    shown.update(uuid for p in problems[:SHOWN] for uuid in p["nodes"])
+    names = {}
+    for uuid in shown:
+        held = live.get(uuid)
+        names[uuid] = held[0].get("name") if held else None
+    return {
+        "total": len(live),
+        "products": live.products(),
+        "outliers": found[:SHOWN],
+        "outliers_total": len(found),
+        "problems": problems[:SHOWN],
+        "problems_total": len(problems),
+        "links_total": ports.links_count,
+        "names": names,
+    }
+
+
+def _render(rt: Runtime, rules: Any) -> str:
+    opts = rt.conf.inventory
+    held = fleet_view.of(rt.db)
+    parts = held.view(lambda live: _parts(live, rt, rules))
+    changes = held.recent_changes(opts.page_changes)
     return flask.render_template(
         "fleet.html",
-        total=overview["total"],
-        products=overview["products"],
-        outliers=found[:SHOWN],
-        outliers_total=len(found),
-        problems=problems[:SHOWN],
-        problems_total=len(problems),
-        links_total=len(wiring["links"]),
         changes=changes,
-        names=overview["names"],
         peer_facts=", ".join(opts.peer_facts),
+        **parts,
     )
 
 

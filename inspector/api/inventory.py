@@ -11,9 +11,8 @@ import flask
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.api import params
-from inspector.db import fleet
-from inspector.fleet import cabling, expected, facts, outliers
+from inspector.api import fleet_view, params
+from inspector.fleet import expected, facts
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -59,11 +58,12 @@ def _fields() -> list[str] | None:
 
 def _answer(compute: Callable[[], dict[str, Any]], *depends: Any) -> flask.Response:
     """``compute()``'s JSON, serialised once per request path and query
-    while the fleet view does not change (a page of 1,000 nodes or the
-    cabling of 10,000 is a megabyte of JSON)."""
+    while the fleet view does not change (a page of 1,000 nodes is a
+    large answer)."""
     request = flask.request
     key = ("json", request.path, request.query_string, *depends)
-    body = fleet.cached(_rt().db, key, lambda: flask.current_app.json.dumps(compute()))
+    held = fleet_view.of(_rt().db)
+    body = held.cached(key, lambda: flask.current_app.json.dumps(compute()))
     return flask.Response(body, mimetype="application/json")
 
 
@@ -79,7 +79,7 @@ def list_inventory() -> flask.Response:
 
     def compute() -> dict[str, Any]:
         found = facts.page(
-            snapshot(rt).facts,
+            all_facts(rt),
             fields=fields,
             filters=filters,
             limit=limit,
@@ -90,38 +90,36 @@ def list_inventory() -> flask.Response:
     return _answer(compute)
 
 
+def all_facts(rt: Runtime) -> list[dict[str, Any]]:
+    """Every node's facts, by UUID, as this process holds them (shared:
+    do not change them)."""
+    return fleet_view.of(rt.db).view(lambda live: live.facts())
+
+
 @blueprint.get("/summary")
 def get_summary() -> flask.Response:
     group_by = flask.request.args.get("group_by", "product")
     filters = _filters()
-    return _answer(
-        lambda: {"groups": facts.summary(snapshot(_rt()).facts, group_by, filters)}
-    )
+    held = fleet_view.of(_rt().db)
+
+    def compute() -> dict[str, Any]:
+        if filters:
+            return {"groups": facts.summary(all_facts(_rt()), group_by, filters)}
+        # counted by delta as nodes changed
+        return {"groups": held.view(lambda live: live.summary(group_by))}
+
+    return _answer(compute)
 
 
 def find_outliers(rt: Runtime) -> list[dict[str, Any]]:
-    """The outliers of the fleet as ``[inventory]`` defines peers (kept
-    while the fleet view does not change: :func:`fleet.cached`)."""
+    """The outliers of the fleet as ``[inventory]`` defines peers (each
+    peer group found again only when its members changed)."""
     opts = rt.conf.inventory
     peer_facts = tuple(opts.peer_facts)
     min_peers, share = opts.min_peers, opts.peer_share
-
-    def compute() -> list[dict[str, Any]]:
-        return outliers.find(
-            snapshot(rt).facts,
-            peer_facts=peer_facts,
-            min_peers=min_peers,
-            share=share,
-        )
-
-    return fleet.cached(rt.db, ("outliers", peer_facts, min_peers, share), compute)
-
-
-def snapshot(rt: Runtime) -> fleet.Snapshot:
-    """The fleet view, read again only when it changed (:func:`fleet.cached`):
-    every endpoint answers from it, so a request costs one cheap statement
-    between two finished runs."""
-    return fleet.current(rt.db)
+    return fleet_view.of(rt.db).view(
+        lambda live: live.peer_groups(peer_facts, min_peers, share).outliers()
+    )
 
 
 @blueprint.get("/outliers")
@@ -194,24 +192,20 @@ def check_conf(conf: cfg.ConfigOpts) -> None:
             ) from None
 
 
-def cabling_view(rt: Runtime) -> dict[str, Any]:
-    """Links and problems of the fleet's latest runs."""
-    rules = tuple(EXPECTED.rules(rt.conf.inventory.expected_cabling))
-    return fleet.cached(
-        rt.db,
-        ("cabling", rules),
-        lambda: cabling.view(snapshot(rt).links, rules),
-    )
+def cabling_rules(rt: Runtime) -> tuple[expected.CablingRule, ...]:
+    """The expected-cabling file's rules (read again when it changed)."""
+    return tuple(EXPECTED.rules(rt.conf.inventory.expected_cabling))
 
 
 @blueprint.get("/cabling")
 def get_cabling() -> flask.Response:
     rt = _rt()
     # the file's rules are part of the answer: read before the cache
-    rules = tuple(EXPECTED.rules(rt.conf.inventory.expected_cabling))
-    body = fleet.cached(
-        rt.db,
+    rules = cabling_rules(rt)
+    held = fleet_view.of(rt.db)
+    # written from each link's JSON kept since its node last changed
+    body = held.cached(
         ("cabling-json", rules),
-        lambda: flask.current_app.json.dumps(cabling_view(rt)),
+        lambda: held.view(lambda live: live.switch_ports(rules).json()),
     )
     return flask.Response(body, mimetype="application/json")

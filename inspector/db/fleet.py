@@ -10,19 +10,14 @@ node through the runs' primary key.
 import dataclasses
 import datetime
 import json
-import threading
-import time
-import weakref
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar, cast
+from collections.abc import Collection
+from typing import Any, cast
 
 import sqlalchemy as sa
 
 from inspector import hardware_facts
 from inspector.db import models
 from inspector.db.engine import Database
-
-T = TypeVar("T")
 
 _NODES = cast(sa.Table, models.Introspection.__table__)
 _RUNS = cast(sa.Table, models.HardwareRun.__table__)
@@ -56,19 +51,13 @@ def _fact_value(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
-    """The whole fleet view at one moment: the input of every endpoint of
-    the view and of the page. Shared between requests (see
-    :func:`current`): never changed in place."""
+    """The whole fleet view at one moment (what the CLI reads)."""
 
     facts: list[dict[str, Any]]
     """Every node's ``uuid`` and facts, by UUID."""
     links: list[dict[str, Any]]
     """Every node's ``{"uuid", "name", "links"}`` (its latest run's
     ``links`` column, parsed), by UUID."""
-    read_at: datetime.datetime = dataclasses.field(default_factory=models.utcnow)
-    """When it was read (naive UTC): the next read starts from there."""
-    full_at: float = dataclasses.field(default_factory=time.monotonic)
-    """When the whole view was last read (not only what changed)."""
 
 
 _VIEW_COLUMNS = [
@@ -76,84 +65,129 @@ _VIEW_COLUMNS = [
     *(_COLUMNS[f].label(f) for f in FACTS),
     _RUNS.c.links.label("_links"),
 ]
+_WHOLE = sa.select(*_VIEW_COLUMNS).select_from(_JOIN)
+_WITH_RECORD = sa.select(sa.func.count(_NODES.c.hardware_run))
+"""How many nodes have a hardware record (``hardware_run`` is set)."""
+_LISTED = sa.select(_NODES.c.uuid).where(_NODES.c.hardware_run.is_not(None))
+"""Which nodes have a hardware record."""
+
+Entry = tuple[dict[str, Any], dict[str, Any]]
+"""A node of the view: its facts and its links (:class:`Snapshot`)."""
 
 
-def snapshot(db: Database, previous: Snapshot | None = None) -> Snapshot:
-    """Read the fleet view (10,000 rows at most, one per node).
+def _entries(result: Any) -> dict[str, Entry]:
+    keys = list(result.keys())[:-1]
+    found = {}
+    for row in result:
+        entry = dict(zip(keys, row, strict=False))
+        entry["finished_at"] = _fact_value(entry["finished_at"])
+        raw = row[-1]
+        link = {
+            "uuid": entry["uuid"],
+            "name": entry["name"],
+            "links": json.loads(raw) if raw else [],
+        }
+        found[entry["uuid"]] = (entry, link)
+    return found
 
-    With ``previous``, read only the nodes whose latest run ended since
-    ``previous`` was read (less :data:`RECENT`: a run committed late),
-    through the runs' ``finished_at`` index, and merge them in; the whole
-    view is read instead when the merge does not account for every node
-    with a record (a node gone, or one whose latest run went).
-    """
-    read_at = models.utcnow()
-    if previous is None:
-        query = sa.select(*_VIEW_COLUMNS).select_from(_JOIN)
-    else:
-        query = (
-            sa.select(*_VIEW_COLUMNS)
-            .select_from(_RUNS)
-            .join(
-                _NODES,
-                sa.and_(
-                    _NODES.c.uuid == _RUNS.c.node_uuid,
-                    _NODES.c.hardware_run == _RUNS.c.run,
-                ),
-            )
-            .where(_RUNS.c.finished_at >= previous.read_at - RECENT)
-        )
+
+def snapshot(db: Database) -> Snapshot:
+    """Read the whole fleet view (10,000 rows at most, one per node)."""
     with db.connect() as conn:
-        result = conn.execute(query)
-        keys = list(result.keys())[:-1]
-        found = {}
-        for row in result:
-            entry = dict(zip(keys, row, strict=False))
-            entry["finished_at"] = _fact_value(entry["finished_at"])
-            raw = row[-1]
-            link = {
-                "uuid": entry["uuid"],
-                "name": entry["name"],
-                "links": json.loads(raw) if raw else [],
-            }
-            found[entry["uuid"]] = (entry, link)
-        if previous is not None:
-            count = conn.execute(_WITH_RECORD).scalar_one()
-    if previous is not None:
-        merged = dict(
-            zip(
-                (n["uuid"] for n in previous.facts),
-                zip(previous.facts, previous.links, strict=True),
-                strict=True,
-            )
-        )
-        merged.update(found)
-        if len(merged) != count:
-            return snapshot(db)
-        found = merged
-        full_at = previous.full_at
-    else:
-        full_at = time.monotonic()
+        found = _entries(conn.execute(_WHOLE))
     # in Python's order, which the pages' bisection relies on (a
     # PostgreSQL collation may order text otherwise)
     ordered = sorted(found)
-    return Snapshot(
-        [found[u][0] for u in ordered],
-        [found[u][1] for u in ordered],
-        read_at,
-        full_at,
-    )
+    return Snapshot([found[u][0] for u in ordered], [found[u][1] for u in ordered])
 
 
-_WITH_RECORD = sa.select(sa.func.count(_NODES.c.hardware_run))
-"""How many nodes have a hardware record (``hardware_run`` is set)."""
+@dataclasses.dataclass(frozen=True)
+class Delta:
+    """What changed in the fleet view since a read (:func:`read_changes`)."""
 
+    nodes: dict[str, Entry]
+    """The nodes read (changed or not: the caller compares), by UUID."""
+    gone: set[str]
+    """Nodes held before that have no record any more."""
+    read_at: datetime.datetime
+    """When it was read (naive UTC): the next read starts from there."""
+    whole: bool
+    """Every node was read (``nodes`` is the whole view)."""
+    runs: set[str] = dataclasses.field(default_factory=set)
+    """The runs that ended in the window read (``seen`` of the next
+    read)."""
+    changed: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    """The runs not ``seen`` before that changed something, as
+    :func:`recent_changes` gives them."""
+
+
+def read_changes(
+    db: Database,
+    since: datetime.datetime | None = None,
+    known: Collection[str] = (),
+    seen: Collection[str] = (),
+) -> Delta:
+    """What changed in the fleet view since ``since`` for a reader that
+    holds the nodes ``known`` and has read the runs ``seen``: the whole
+    view when ``since`` is None.
+
+    Otherwise, through the runs' ``finished_at`` index, which runs ended
+    since ``since`` less :data:`RECENT` (a run committed late: its end is
+    written before its transaction commits), their UUIDs only; the view's
+    rows of the nodes of runs not ``seen`` (by node UUID); and how many
+    nodes have a record (one count). Only when that count is not the nodes
+    held plus the new ones, which nodes have a record is read (one column
+    of the nodes' table) to find the nodes gone (deleted) and any not held
+    yet (read by UUID).
+    """
+    read_at = models.utcnow()
+    with db.connect() as conn:
+        if since is None:
+            found = _entries(conn.execute(_WHOLE))
+            runs = set(
+                conn.execute(_RECENT_RUNS, {"since": read_at - RECENT}).scalars()
+            )
+            return Delta(found, set(known) - set(found), read_at, True, runs)
+        runs = set(conn.execute(_RECENT_RUNS, {"since": since - RECENT}).scalars())
+        fresh = runs.difference(seen)
+        found = {}
+        changed = []
+        if fresh:  # their nodes' rows; those of them that changed something
+            of_runs = sa.select(_RUNS.c.node_uuid).where(_RUNS.c.run.in_(sorted(fresh)))
+            found = _entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(of_runs))))
+            query = _CHANGED_RUNS.where(_RUNS.c.run.in_(sorted(fresh)))
+            changed = [_run_changes(row) for row in conn.execute(query)]
+        count = conn.execute(_WITH_RECORD).scalar_one()
+        held = set(known) | set(found)
+        gone: set[str] = set()
+        if count != len(held):
+            listed = set(conn.execute(_LISTED).scalars())
+            gone = held - listed
+            for uuid in gone:
+                found.pop(uuid, None)
+            found.update(_by_uuid(conn, sorted(listed - held)))
+    return Delta(found, gone, read_at, False, runs, changed)
+
+
+def _by_uuid(conn: sa.Connection, nodes: list[str]) -> dict[str, Entry]:
+    found = {}
+    for start in range(0, len(nodes), 500):
+        chunk = nodes[start : start + 500]
+        found.update(_entries(conn.execute(_WHOLE.where(_NODES.c.uuid.in_(chunk)))))
+    return found
+
+
+_RECENT_RUNS = sa.select(_RUNS.c.run).where(
+    _RUNS.c.finished_at >= sa.bindparam("since")
+)
+"""The runs that ended since then (their UUIDs only), through the index."""
 RECENT = datetime.timedelta(hours=1)
-"""How far back the fingerprint counts runs (see :func:`fingerprint`)."""
+"""How far back the fingerprint counts runs (see :func:`fingerprint`), and
+how far before the last read the next one starts."""
 FULL_READ_SECONDS = 300.0
-"""How often the whole view is read again even when nothing says it
-changed (a change the fingerprint cannot see: a latest run pruned by age,
-leaving its node's pointer dangling)."""
+"""How often the whole view is read again (in the background) even when
+nothing says it changed: a safety net for a change the fingerprint cannot
+see (a run committed more than :data:`RECENT` after it ended)."""
 
 
 def fingerprint(db: Database) -> tuple[Any, ...]:
@@ -175,84 +209,6 @@ def fingerprint(db: Database) -> tuple[Any, ...]:
     return tuple(row)
 
 
-MAX_ENTRIES = 64
-"""Most answers kept per fleet view (one per distinct request)."""
-
-
-class _Cache:
-    def __init__(self) -> None:
-        self.guard = threading.Lock()
-        self.fingerprint: tuple[Any, ...] | None = None
-        self.values: dict[Hashable, Any] = {}
-        self.previous: Snapshot | None = None
-        """The snapshot of the view before the fingerprint last changed."""
-
-
-_CACHES: "weakref.WeakKeyDictionary[Database, _Cache]" = weakref.WeakKeyDictionary()
-_CACHES_GUARD = threading.Lock()
-_SNAPSHOT = "snapshot"
-
-
-def _cache_of(db: Database) -> _Cache:
-    with _CACHES_GUARD:
-        cache = _CACHES.get(db)
-        if cache is None:
-            cache = _CACHES[db] = _Cache()
-        return cache
-
-
-def cached(db: Database, key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()``'s answer over the fleet view, kept while the view's
-    :func:`fingerprint` stays the same.
-
-    The outliers, the cabling and the page read all 10,000 nodes; between
-    two finished runs they answer from here, at the cost of one cheap
-    statement. The answer is shared: callers must not change it.
-    """
-    cache = _cache_of(db)
-    current = fingerprint(db)
-    with cache.guard:
-        if current != cache.fingerprint:
-            view = cache.values.get(_SNAPSHOT)
-            if view is not None:
-                cache.previous = view
-            cache.fingerprint, cache.values = current, {}
-        if key in cache.values:
-            found: T = cache.values[key]
-            return found
-        values = cache.values
-    value = compute()
-    with cache.guard:
-        # not reset meanwhile; and bounded (answers per query string)
-        if cache.values is values and len(values) < MAX_ENTRIES:
-            values[key] = value
-    return value
-
-
-def current(db: Database) -> Snapshot:
-    """The fleet view now: kept while its fingerprint holds, then read
-    again from the one before (only what changed), and read whole every
-    :data:`FULL_READ_SECONDS`."""
-    cache = _cache_of(db)
-
-    def read() -> Snapshot:
-        previous = cache.previous
-        if previous is not None and (
-            time.monotonic() - previous.full_at > FULL_READ_SECONDS
-        ):
-            previous = None
-        return snapshot(db, previous)
-
-    view = cached(db, _SNAPSHOT, read)
-    if time.monotonic() - view.full_at > FULL_READ_SECONDS:
-        with cache.guard:  # the next change reads it whole
-            cache.previous = None
-            if cache.values.get(_SNAPSHOT) is view:
-                cache.fingerprint = None
-        view = cached(db, _SNAPSHOT, read)
-    return view
-
-
 _CHANGED_RUNS = (
     sa.select(
         _RUNS.c.run,
@@ -266,6 +222,14 @@ _CHANGED_RUNS = (
     .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
 )
 """Runs that changed something, newest first (the page's and a node's)."""
+
+
+def newest_first(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``runs`` (of :func:`recent_changes`) in its order, each once."""
+    unique = {run["run"]: run for run in runs}
+    return sorted(
+        unique.values(), key=lambda r: (r["finished_at"], r["run"]), reverse=True
+    )
 
 
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:

@@ -37,8 +37,9 @@ def view(
                     problems.append(
                         {
                             "kind": "no-neighbour",
-                            "detail": f"the PXE NIC {_nic(nic)} of {_node(node)} "
-                            "has no LLDP data (no switch seen)",
+                            "detail": f"the PXE NIC {describe_nic(nic)} of "
+                            f"{describe_node(node)} has no LLDP data (no switch "
+                            "seen)",
                             "nodes": [node["uuid"]],
                         }
                     )
@@ -71,24 +72,28 @@ def view(
                 }
             )
     if rules:
-        problems.extend(_unexpected(nodes, rules))
+        problems.extend(unexpected(nodes, rules))
     links.sort(key=lambda k: (k["switch_id"] or "", k["port_id"] or "", k["node"]))
     return {"links": links, "problems": problems}
 
 
-def _nic(nic: dict[str, Any]) -> str:
+def describe_nic(nic: dict[str, Any]) -> str:
+    """A NIC as a problem's detail names it: its name and MAC."""
     name = nic.get("name")
     return f"{name} ({nic.get('mac')})" if name else str(nic.get("mac"))
 
 
-def _node(node: dict[str, Any]) -> str:
+def describe_node(node: dict[str, Any]) -> str:
+    """A node as a problem's detail names it: its name and UUID."""
     name = node.get("name")
     return f"node {name} ({node['uuid']})" if name else f"node {node['uuid']}"
 
 
-def _unexpected(
+def unexpected(
     nodes: list[dict[str, Any]], rules: Sequence[CablingRule]
 ) -> list[dict[str, Any]]:
+    """The ``unexpected`` problems of ``nodes`` against ``rules``, node
+    by node."""
     problems = []
     for node in nodes:
         ruled = [r for r in rules if r.matches_node(node["uuid"], node.get("name"))]
@@ -124,7 +129,7 @@ def _unexpected(
                     _problem(
                         node,
                         rule,
-                        f"NIC {_nic(nic)}: expected switch {rule.switch} port "
+                        f"NIC {describe_nic(nic)}: expected switch {rule.switch} port "
                         f"{rule.port}, seen {seen}",
                     )
                 )
@@ -134,6 +139,6 @@ def _unexpected(
 def _problem(node: dict[str, Any], rule: CablingRule, what: str) -> dict[str, Any]:
     return {
         "kind": "unexpected",
-        "detail": f"{_node(node)} {what} (expected cabling line {rule.line})",
+        "detail": f"{describe_node(node)} {what} (expected cabling line {rule.line})",
         "nodes": [node["uuid"]],
     }

@@ -2,7 +2,8 @@
 (peers: the nodes sharing the values of ``[inventory]peer_facts``)."""
 
 import collections
-from collections.abc import Iterable, Sequence
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from inspector import hardware_facts
@@ -42,14 +43,7 @@ def find(
         )
         for fact in compared:
             counts = collections.Counter(m.get(fact) for m in members)
-            if len(counts) == 1:
-                continue
-            top = counts.most_common(2)
-            for value in counts:
-                # the most common value among the others that is not its own
-                expected, count = top[0] if top[0][0] != value else top[1]
-                if count < share * peers:
-                    continue
+            for value, expected in verdicts(counts, peers, share):
                 found.extend(
                     {
                         "uuid": node["uuid"],
@@ -62,4 +56,32 @@ def find(
                     if node.get(fact) == value
                 )
     found.sort(key=lambda o: (o["uuid"], o["fact"]))
+    return found
+
+
+def order(value: Any) -> tuple[bool, bool, Any]:
+    """How values of one fact rank among equally common ones: integers
+    and texts in their own order, null last."""
+    return (value is None, isinstance(value, str), 0 if value is None else value)
+
+
+def verdicts(
+    counts: Mapping[Any, int], peers: int, share: float
+) -> list[tuple[Any, Any]]:
+    """``[(value, expected)]``: the values of one fact (``counts``: how
+    many members of a peer group have each) whose holders are outliers,
+    and what their peers have instead.
+
+    For each value, ``expected`` is the most common value that is not it
+    (between two as common, the first in :func:`order`); its holders are
+    outliers when at least ``share`` of their ``peers`` have it.
+    """
+    if len(counts) < 2:
+        return []
+    top = heapq.nsmallest(2, counts.items(), key=lambda vc: (-vc[1], order(vc[0])))
+    found = []
+    for value in counts:
+        expected, count = top[0] if top[0][0] != value else top[1]
+        if count >= share * peers:
+            found.append((value, expected))
     return found

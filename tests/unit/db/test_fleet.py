@@ -55,61 +55,42 @@ def test_the_snapshot_is_the_latest_run_of_each_node(db: engine.Database) -> Non
     assert mine["finished_at"] == new["finished_at"].isoformat()
 
 
-def test_the_cache_answers_until_the_view_changes(db: engine.Database) -> None:
+def _memories(delta: fleet.Delta) -> dict[str, int]:
+    return {u: facts["memory_mb"] for u, (facts, _links) in delta.nodes.items()}
+
+
+def test_the_changes_since_a_read(db: engine.Database) -> None:
     first = _node(db)
-    calls = []
-
-    def compute() -> list[int]:
-        calls.append(1)
-        return sorted(n["memory_mb"] for n in fleet.snapshot(db).facts)
-
-    assert fleet.cached(db, "count", compute) == [262144]
+    whole = fleet.read_changes(db)
+    assert whole.whole and _memories(whole) == {first: 262144} and not whole.gone
+    second = _node(db, memory_mb=131072)
     statements = recorded(db)
-    assert fleet.cached(db, "count", compute) == [262144]
-    assert len(calls) == 1 and statements == ["SELECT"]  # the fingerprint only
-    _node(db, memory_mb=131072)
-    assert fleet.cached(db, "count", compute) == [131072, 262144]
+    delta = fleet.read_changes(db, whole.read_at, [first], whole.runs)
+    # the runs since the read before (less an hour), the rows of their
+    # nodes, those of them that changed something, and the count
+    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
+    assert not delta.whole and not delta.gone
+    assert _memories(delta)[second] == 131072
     # a run committed after a newer one (it finished earlier) still shows
     earlier = models.utcnow() - datetime.timedelta(minutes=5)
     _node(db, first, memory_mb=65536, finished_at=earlier)
-    assert fleet.cached(db, "count", compute) == [65536, 131072]
-    # a node whose status row goes (deleted from Ironic) too
+    delta = fleet.read_changes(db, delta.read_at, [first, second], delta.runs)
+    assert set(delta.nodes) == {first}  # only the node of the new run
+    assert _memories(delta)[first] == 65536
+    # a node gone (deleted from Ironic): the nodes with a record listed
     with db.begin() as conn:
-        conn.execute(
-            sa.delete(fleet_rows.NODES).where(
-                fleet_rows.NODES.c.uuid.in_(sa.select(fleet_rows.NODES.c.uuid).limit(1))
-            )
-        )
-    assert len(fleet.cached(db, "count", compute)) == 1
-    assert len(calls) == 4
-
-
-def _memories(view: fleet.Snapshot) -> list[int]:
-    return sorted(n["memory_mb"] for n in view.facts)
-
-
-def test_the_current_view_is_read_again_from_the_one_before(
-    db: engine.Database,
-) -> None:
-    first = _node(db)
-    assert _memories(fleet.current(db)) == [262144]
-    statements = recorded(db)
-    assert _memories(fleet.current(db)) == [262144]
-    assert statements == ["SELECT"]  # the fingerprint
-    second = _node(db, memory_mb=131072)
-    statements.clear()
-    view = fleet.current(db)
-    assert _memories(view) == [131072, 262144]
-    # the fingerprint, the runs since the view before, the count
-    assert statements == ["SELECT", "SELECT", "SELECT"]
-    assert sorted(n["uuid"] for n in view.facts) == sorted([first, second])
-    earlier = models.utcnow() - datetime.timedelta(minutes=5)
-    _node(db, first, memory_mb=65536, finished_at=earlier)
-    assert _memories(fleet.current(db)) == [65536, 131072]
-    with db.begin() as conn:  # a node gone: the whole view is read again
         conn.execute(
             sa.delete(fleet_rows.NODES).where(fleet_rows.NODES.c.uuid == first)
         )
     statements.clear()
-    assert _memories(fleet.current(db)) == [131072]
-    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
+    delta = fleet.read_changes(db, delta.read_at, [first, second], delta.runs)
+    assert delta.gone == {first} and not delta.nodes
+    # the runs (none new), the count, the nodes with a record
+    assert statements == ["SELECT", "SELECT", "SELECT"]
+
+
+def test_a_node_not_held_and_not_recent_is_read(db: engine.Database) -> None:
+    old = _node(db, finished_at=datetime.datetime(2026, 1, 1))
+    new = _node(db)
+    delta = fleet.read_changes(db, models.utcnow(), [new])
+    assert old in delta.nodes and not delta.gone

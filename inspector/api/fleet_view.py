@@ -1,0 +1,180 @@
+"""The fleet view each API process holds: read whole once, then kept up
+to date by the runs that changed it (:class:`inspector.fleet.live.LiveFleet`),
+and the answers of the inventory endpoints and the page kept while it
+does not change.
+
+Every request first asks the database whether the view changed (one
+cheap statement: :func:`inspector.db.fleet.fingerprint`); when it did,
+the nodes whose latest run ended since the last read (less an hour, for
+runs committed late) are read and applied, each costing the work of its
+peer group and switch ports. The whole view is read again every
+:data:`inspector.db.fleet.FULL_READ_SECONDS` in the background, as a
+safety net, without holding up requests.
+"""
+
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+from inspector.db import fleet
+from inspector.db.engine import Database
+from inspector.fleet.live import LiveFleet
+
+LOG = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_ANSWERS = 64
+"""Most answers kept per version of the view (one per distinct request)."""
+
+
+class HeldFleet:
+    """The fleet view of one database in this process."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._live = LiveFleet()
+        self._guard = threading.Lock()
+        """Held to read or change the view and the answers (briefly)."""
+        self._reading = threading.Lock()
+        """Held by the one reader of the database's changes."""
+        self._fingerprint: tuple[Any, ...] | None = None
+        self._seen: set[str] = set()
+        """The runs read that ended in the window of the last read."""
+        self._read_at: Any = None
+        """When the view was last read (None: never, read it whole)."""
+        self._full_at = 0.0
+        self._refreshing = False
+        self._changes: list[dict[str, Any]] | None = None
+        """The newest runs that changed something (the page's), up to
+        ``_changes_limit``; None: read them again."""
+        self._changes_limit = 0
+        self._answers: dict[Hashable, Any] = {}
+        self._answers_version = -1
+
+    def sync(self) -> None:
+        """Bring the view up to date with the database: one statement when
+        nothing changed, the changed nodes' rows when something did."""
+        current = fleet.fingerprint(self.db)
+        if current != self._fingerprint:
+            with self._reading:
+                if current != self._fingerprint:
+                    self._read(current)
+        if time.monotonic() - self._full_at > fleet.FULL_READ_SECONDS:
+            self._refresh_whole()
+
+    def _read(self, current: tuple[Any, ...]) -> None:
+        since = self._read_at
+        with self._guard:
+            known = self._live.uuids()
+        delta = fleet.read_changes(self.db, since, known, self._seen)
+        with self._guard:
+            for uuid in delta.gone:
+                self._live.drop(uuid)
+            for node_facts, links in delta.nodes.values():
+                self._live.put(node_facts, links)
+            if delta.whole:
+                self._changes = None
+            elif delta.changed and self._changes is not None:
+                merged = fleet.newest_first(delta.changed + self._changes)
+                self._changes = merged[: self._changes_limit]
+        if delta.whole:
+            self._full_at = time.monotonic()
+        self._read_at = delta.read_at
+        self._seen = delta.runs
+        self._fingerprint = current
+
+    def _refresh_whole(self) -> None:
+        with self._guard:
+            if self._refreshing:
+                return
+            self._refreshing = True
+        thread = threading.Thread(
+            target=self._read_whole, name="fleet-view-refresh", daemon=True
+        )
+        thread.start()
+
+    def _read_whole(self) -> None:
+        """Read the whole view and apply what differs: what the reads of
+        changes could not see. A node read newer meanwhile is kept; a node
+        missing from the whole read is dropped only when its run is older
+        than the read's window (a newer one is checked by the next read
+        of changes, which this makes happen)."""
+        try:
+            delta = fleet.read_changes(self.db)
+            oldest = (delta.read_at - fleet.RECENT).isoformat()
+            with self._reading:
+                with self._guard:
+                    for uuid in self._live.uuids():
+                        held = self._live.get(uuid)
+                        if uuid not in delta.nodes and held is not None:
+                            if held[0]["finished_at"] < oldest:
+                                self._live.drop(uuid)
+                    for uuid, (node_facts, links) in delta.nodes.items():
+                        held = self._live.get(uuid)
+                        if held and held[0]["finished_at"] > node_facts["finished_at"]:
+                            continue
+                        self._live.put(node_facts, links)
+                    self._changes = None  # read again when asked (pruned)
+                if self._read_at is None or delta.read_at < self._read_at:
+                    self._read_at = delta.read_at
+                self._fingerprint = None  # the next request reads the changes
+        except Exception:
+            LOG.exception("Reading the whole fleet view again failed")
+        finally:
+            with self._guard:
+                self._full_at = time.monotonic()
+                self._refreshing = False
+
+    def recent_changes(self, limit: int) -> list[dict[str, Any]]:
+        """:func:`inspector.db.fleet.recent_changes`, read once and then
+        kept up to date with the runs read since (after :meth:`sync`):
+        the walk over the newest runs is not made again at each run."""
+        with self._guard:
+            if self._changes is not None and limit <= self._changes_limit:
+                return self._changes[:limit]
+        with self._reading:  # no read of changes meanwhile
+            found = fleet.recent_changes(self.db, limit)
+            with self._guard:
+                self._changes, self._changes_limit = found, limit
+        return found
+
+    def view(self, read: Callable[[LiveFleet], T]) -> T:
+        """``read(view)`` while nothing changes the view (keep it short;
+        what it returns must not be changed)."""
+        with self._guard:
+            return read(self._live)
+
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``'s answer, kept while the view does not change
+        (after :meth:`sync`). Shared: callers must not change it."""
+        self.sync()
+        with self._guard:
+            version = self._live.version
+            if version != self._answers_version:
+                self._answers, self._answers_version = {}, version
+            if key in self._answers:
+                found: T = self._answers[key]
+                return found
+        value = compute()
+        with self._guard:
+            # the view as compute() saw it; and bounded (answers per query)
+            if self._live.version == version and len(self._answers) < MAX_ANSWERS:
+                self._answers[key] = value
+        return value
+
+
+_HELD: "weakref.WeakKeyDictionary[Database, HeldFleet]" = weakref.WeakKeyDictionary()
+_HELD_GUARD = threading.Lock()
+
+
+def of(db: Database) -> HeldFleet:
+    """The fleet view of ``db`` held by this process."""
+    with _HELD_GUARD:
+        held = _HELD.get(db)
+        if held is None:
+            held = _HELD[db] = HeldFleet(db)
+        return held

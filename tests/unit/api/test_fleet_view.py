@@ -1,0 +1,104 @@
+"""The fleet view an API process holds: one statement while nothing
+changed, the changed nodes' rows after a run, the nodes listed when one
+went, and the whole view again in the background as a safety net."""
+
+import datetime
+import uuid as uuidlib
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from inspector.api import fleet_view
+from inspector.db import engine, fleet, models
+from lab import fleet_rows
+from lab.waiting import wait_until
+from tests.unit.db.statements import recorded
+
+
+def _run(db: engine.Database, node: str | None = None, **kwargs: Any) -> str:
+    node = node or str(uuidlib.uuid4())
+    record = fleet_rows.machine(memory_mb=kwargs.pop("memory_mb", 262144))
+    fleet_rows.insert(db, [fleet_rows.run_row(node, record, **kwargs)])
+    return node
+
+
+def _memories(held: fleet_view.HeldFleet) -> dict[str, int]:
+    return held.view(lambda live: {n["uuid"]: n["memory_mb"] for n in live.facts()})
+
+
+def test_the_view_follows_the_runs(db: engine.Database) -> None:
+    first = _run(db)
+    held = fleet_view.HeldFleet(db)
+    calls: list[int] = []
+
+    def compute() -> dict[str, int]:
+        calls.append(1)
+        return _memories(held)
+
+    assert held.cached("memories", compute) == {first: 262144}
+    statements = recorded(db)
+    assert held.cached("memories", compute) == {first: 262144}
+    assert statements == ["SELECT"] and len(calls) == 1  # the fingerprint
+    second = _run(db, memory_mb=131072)
+    statements.clear()
+    assert held.cached("memories", compute) == {first: 262144, second: 131072}
+    # the fingerprint, the runs since the read before, their nodes' rows,
+    # those of them that changed something, the count
+    assert statements == ["SELECT"] * 5
+    # a run committed after a newer one (it finished earlier) still shows
+    earlier = models.utcnow() - datetime.timedelta(minutes=5)
+    _run(db, first, memory_mb=65536, finished_at=earlier)
+    assert held.cached("memories", compute)[first] == 65536
+    with db.begin() as conn:  # a node gone (deleted from Ironic)
+        conn.execute(
+            sa.delete(fleet_rows.NODES).where(fleet_rows.NODES.c.uuid == first)
+        )
+    statements.clear()
+    assert held.cached("memories", compute) == {second: 131072}
+    # the fingerprint, the runs (none new), the count, and the nodes with
+    # a record listed: not the whole view read
+    assert statements == ["SELECT", "SELECT", "SELECT", "SELECT"]
+    assert len(calls) == 4
+
+
+def test_the_whole_view_is_read_again_in_the_background(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = _run(db)
+    held = fleet_view.HeldFleet(db)
+    assert _memories(held) == {}
+    held.sync()
+    assert _memories(held) == {node: 262144}
+    # changed behind the service's back, where the fingerprint cannot see
+    # (no run ended, no node came or went)
+    with db.begin() as conn:
+        conn.execute(sa.update(fleet_rows.RUNS).values(memory_mb=1024))
+    held.sync()
+    assert _memories(held) == {node: 262144}
+    monkeypatch.setattr(fleet, "FULL_READ_SECONDS", 0.0)
+    held.sync()  # answers at once; the whole read runs beside it
+    wait_until(
+        lambda: _memories(held),
+        10,
+        "the whole view read again",
+        until=lambda seen: seen == {node: 1024},
+    )
+
+
+def test_the_newest_changes_follow_the_runs(db: engine.Database) -> None:
+    change = fleet_rows.change("memory", "changed", "total_mb", 1, 2)
+    nodes = [_run(db, changes=[change]) for _ in range(3)]
+    held = fleet_view.HeldFleet(db)
+    held.sync()
+    assert held.recent_changes(2) == fleet.recent_changes(db, 2)
+    for index in range(4):
+        # a run with changes, one without, one of a node written late
+        later = models.utcnow() - datetime.timedelta(minutes=index)
+        _run(db, nodes[index % 3], changes=[change] if index % 2 else [])
+        _run(db, changes=[change], finished_at=later)
+        held.sync()
+        statements = recorded(db)
+        assert held.recent_changes(2) == fleet.recent_changes(db, 2)
+        assert len(statements) == 1  # only the check above: kept, not read
+    assert held.recent_changes(5) == fleet.recent_changes(db, 5)
