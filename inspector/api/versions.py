@@ -46,6 +46,8 @@ FEATURES = (
     Feature("inventory", "resource", (1, 23), "/v1/inventory"),
     Feature("rule-language", "behaviour", (1, 24)),
     Feature("rules-test", "behaviour", (1, 24)),
+    # out-of-band inspection (issue 33): POST /v1/introspection/<node>?mode=
+    Feature("introspection-mode", "behaviour", (1, 26)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

@@ -106,3 +106,20 @@ def merge(
         merged[fact] = value
         provenance[fact] = RAMDISK
     return merged, provenance, disagreements
+
+
+def merge_data(bmc_data: dict[str, Any], data: dict[str, Any]) -> list[dict[str, Any]]:
+    """A fallback run's ramdisk ``data`` (changed in place) with what the
+    BMC told (``bmc_data``, as :meth:`Collected.data` made it): the merged
+    inventory, each fact's provenance, the disagreements and the BMC's
+    notes. Returns the disagreements."""
+    inventory = data.get("inventory")
+    merged, provenance, disagreements = merge(
+        bmc_data.get("inventory") or {},
+        inventory if isinstance(inventory, dict) else {},
+    )
+    data["inventory"] = merged
+    data[PROVENANCE_KEY] = provenance
+    data[DISAGREEMENTS_KEY] = disagreements
+    data["redfish"] = bmc_data.get("redfish") or {}
+    return disagreements
