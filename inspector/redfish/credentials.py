@@ -13,7 +13,7 @@ from inspector import exceptions
 MASKED = "******"
 """What Ironic's node API shows for a password the caller may not read."""
 
-SHOW_PASSWORD_POLICY = '"baremetal:node:get:driver_info:show_password": "role:service"'
+SHOW_PASSWORD_POLICY = '"show_password": "role:service"'
 """The line of Ironic's policy file that lets the inspector's service
 role read BMC passwords (doc/redfish.md)."""
 
