@@ -1,0 +1,150 @@
+"""The out-of-band benchmark (``make bench BENCH_SCALE=redfish``): N
+machines of sushy-tools' emulator, enrolled into the lab's real Ironic,
+introspected out of band at once; the inspector's CPU per machine (the
+process tree's user + system time during the run) and the wall time from
+the first start to the last ``finished``. The emulator's and Ironic's CPU
+are reported beside it: on this machine they share the same cores.
+"""
+
+import concurrent.futures
+import pathlib
+import tempfile
+import time
+import uuid as uuidlib
+from typing import Any
+
+import requests
+
+from lab import enroll, machines, procstat
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer, default_cache_dir
+from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
+from lab.waiting import wait_until
+
+V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
+
+
+def _point_at(api: enroll.IronicAPI, node: str, address: str, system: str) -> None:
+    values = {
+        "redfish_address": address,
+        "redfish_system_id": system,
+        "redfish_username": USERNAME,
+        "redfish_password": PASSWORD,
+    }
+    api.request(
+        "PATCH",
+        f"/v1/nodes/{node}",
+        json=[
+            {"op": "add", "path": f"/driver_info/{k}", "value": v}
+            for k, v in values.items()
+        ],
+    )
+
+
+def run(
+    count: int, max_per_host: int, work_dir: pathlib.Path | None = None
+) -> dict[str, Any]:
+    """One run of ``count`` machines; the measurements."""
+    work = work_dir or pathlib.Path(tempfile.mkdtemp(prefix="redfish-bench-"))
+    lab_machines = [machines.make_machine(i, seed=33) for i in range(1, count + 1)]
+    for machine in lab_machines:
+        machine.enroll_port = False
+    emulated = [
+        EmulatedMachine(
+            m.name,
+            str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, m.name)),
+            [m.pxe_mac],
+            cpus=4,
+            memory_gib=16,
+            disk_gib=100,
+        )
+        for m in lab_machines
+    ]
+    with IronicServer(default_cache_dir(), work / "ironic") as ironic:
+        ironic.set_policy({"show_password": "@"})
+        api = enroll.IronicAPI(ironic.url)
+        nodes = enroll.enroll(api, lab_machines)
+        emulator = RedfishEmulator(work / "emulator", emulated)
+        emulator.start()
+        try:
+            uuids = [nodes[m.name] for m in lab_machines]
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                list(
+                    pool.map(
+                        lambda pair: _point_at(
+                            api, pair[0], emulator.address, emulator.system_id(pair[1])
+                        ),
+                        zip(uuids, emulated, strict=True),
+                    )
+                )
+            inspector = InspectorServer(
+                work / "inspector",
+                ironic.url,
+                options={
+                    "redfish": {"max_per_host": str(max_per_host)},
+                    "processing": {"store_data": "database"},
+                },
+            )
+            inspector.start()
+            try:
+                result = _measure(inspector, ironic, emulator, uuids)
+            finally:
+                inspector.stop()
+        finally:
+            emulator.stop()
+    result.update(machines=count, max_per_host=max_per_host)
+    return result
+
+
+def _measure(
+    inspector: InspectorServer,
+    ironic: IronicServer,
+    emulator: RedfishEmulator,
+    uuids: list[str],
+) -> dict[str, Any]:
+    http = requests.Session()
+    pids = {"inspector": inspector.pid, "ironic": ironic.pid, "emulator": emulator.pid}
+    before = {k: procstat.cpu_seconds(p) for k, p in pids.items() if p}
+    started = time.monotonic()
+    for node in uuids:
+        resp = http.post(
+            f"{inspector.url}/v1/introspection/{node}?mode=out-of-band",
+            headers=V126,
+            timeout=30,
+        )
+        resp.raise_for_status()
+
+    def ended() -> list[dict[str, Any]]:
+        body = http.get(f"{inspector.url}/v1/introspection?limit=0", timeout=30).json()[
+            "introspection"
+        ]
+        return [s for s in body if s["uuid"] in set(uuids) and s["finished"]]
+
+    done = wait_until(
+        ended,
+        60 + 2 * len(uuids),
+        "every machine to finish",
+        until=lambda found: len(found) == len(uuids),
+        interval=0.2,
+    )
+    wall = time.monotonic() - started
+    after = {k: procstat.cpu_seconds(p) for k, p in pids.items() if p}
+    errors = [s["error"] for s in done if s["error"]]
+    cpu = {k: round(after[k] - before[k], 2) for k in before}
+    return {
+        "wall_s": round(wall, 2),
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "cpu_s": cpu,
+        "inspector_cpu_ms_per_machine": round(1000 * cpu["inspector"] / len(uuids), 1),
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    return (
+        f"{result['machines']} machines out of band (max_per_host "
+        f"{result['max_per_host']}): {result['wall_s']} s wall, "
+        f"{result['errors']} errors; inspector CPU "
+        f"{result['inspector_cpu_ms_per_machine']} ms per machine; CPU s "
+        f"{result['cpu_s']}"
+    )
