@@ -162,6 +162,11 @@ def _parser() -> argparse.ArgumentParser:
     redfish.add_argument("--max-per-host", type=int, default=16)
     redfish.add_argument("--work-dir", type=pathlib.Path)
     redfish.add_argument(
+        "--with-ironic",
+        action="store_true",
+        help="and Ironic's own redfish inspection of as many machines",
+    )
+    redfish.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
     )
     standin = sub.add_parser(
@@ -281,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
 
         from lab import redfish_bench
 
-        result = redfish_bench.run(args.machines, args.max_per_host, args.work_dir)
+        result = redfish_bench.run(
+            args.machines, args.max_per_host, args.work_dir, args.with_ironic
+        )
         print(redfish_bench.report(result))
         args.output.write_text(json.dumps(result, indent=2) + "\n")
         print(f"\nJSON: {args.output}")

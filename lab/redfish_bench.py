@@ -17,11 +17,106 @@ import requests
 
 from lab import enroll, machines, procstat
 from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer, default_cache_dir
+from lab.ironic_server import INTERFACES, IronicServer, default_cache_dir
 from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
 from lab.waiting import wait_until
 
 V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
+
+
+REDFISH_INTERFACES = {
+    **INTERFACES,
+    "enabled_hardware_types": "fake-hardware,redfish",
+    "enabled_boot_interfaces": "fake,pxe",
+    "enabled_deploy_interfaces": "fake,direct",
+    "enabled_inspect_interfaces": "fake,no-inspect,redfish",
+    "enabled_management_interfaces": "fake,redfish",
+    "enabled_power_interfaces": "fake,redfish",
+}
+"""The lab's interfaces, and what Ironic's ``redfish`` hardware type needs
+to load (its own inspection of the same emulated machines)."""
+
+
+class RedfishIronic(IronicServer):
+    """The lab's Ironic with the ``redfish`` hardware type enabled too."""
+
+    def _write_config(self) -> None:
+        super()._write_config()
+        lines = self.config_file.read_text().splitlines()
+        for index, line in enumerate(lines):
+            key = line.split(" = ", 1)[0]
+            if key in REDFISH_INTERFACES:
+                lines[index] = f"{key} = {REDFISH_INTERFACES[key]}"
+        self.config_file.write_text("\n".join(lines) + "\n")
+
+
+def _ironic_inspects(
+    api: enroll.IronicAPI,
+    ironic: IronicServer,
+    emulator: RedfishEmulator,
+    systems: list[EmulatedMachine],
+) -> dict[str, Any]:
+    """Ironic's own ``redfish`` inspection of ``systems`` (nodes of driver
+    ``redfish``), all at once: its CPU and the wall time."""
+
+    def enroll_one(system: EmulatedMachine) -> str:
+        node = api.request(
+            "POST",
+            "/v1/nodes",
+            json={
+                "name": f"ironic-{system.name}",
+                "driver": "redfish",
+                "inspect_interface": "redfish",
+                "driver_info": {
+                    "redfish_address": emulator.address,
+                    "redfish_system_id": emulator.system_id(system),
+                    "redfish_username": USERNAME,
+                    "redfish_password": PASSWORD,
+                },
+            },
+        )
+        uuid = str(node["uuid"])
+        api.request(
+            "PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"}
+        )
+        return uuid
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        uuids = list(pool.map(enroll_one, systems))
+
+    def states() -> list[str]:
+        return [api.node(u)["provision_state"] for u in uuids]
+
+    wait_until(
+        states,
+        120,
+        "Ironic's redfish nodes to be manageable",
+        until=lambda found: all(s == "manageable" for s in found),
+        interval=0.5,
+    )
+    before = procstat.cpu_seconds(ironic.pid or 0)
+    started = time.monotonic()
+    for uuid in uuids:
+        api.request(
+            "PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"}
+        )
+    found = wait_until(
+        states,
+        120 + 2 * len(uuids),
+        "Ironic's inspections to end",
+        until=lambda found: all(s in ("manageable", "inspect failed") for s in found),
+        interval=0.5,
+    )
+    wall = time.monotonic() - started
+    cpu = procstat.cpu_seconds(ironic.pid or 0) - before
+    failed = [u for u, s in zip(uuids, found, strict=True) if s == "inspect failed"]
+    return {
+        "wall_s": round(wall, 2),
+        "failed": len(failed),
+        "first_failure": api.node(failed[0]).get("last_error") if failed else None,
+        "ironic_cpu_s": round(cpu, 2),
+        "ironic_cpu_ms_per_machine": round(1000 * cpu / len(uuids), 1),
+    }
 
 
 def _point_at(api: enroll.IronicAPI, node: str, address: str, system: str) -> None:
@@ -42,9 +137,14 @@ def _point_at(api: enroll.IronicAPI, node: str, address: str, system: str) -> No
 
 
 def run(
-    count: int, max_per_host: int, work_dir: pathlib.Path | None = None
+    count: int,
+    max_per_host: int,
+    work_dir: pathlib.Path | None = None,
+    with_ironic: bool = False,
 ) -> dict[str, Any]:
-    """One run of ``count`` machines; the measurements."""
+    """One run of ``count`` machines; the measurements. ``with_ironic``:
+    then Ironic's own ``redfish`` inspection of ``count`` more emulated
+    machines of the same shape, in the same run."""
     work = work_dir or pathlib.Path(tempfile.mkdtemp(prefix="redfish-bench-"))
     lab_machines = [machines.make_machine(i, seed=33) for i in range(1, count + 1)]
     for machine in lab_machines:
@@ -60,11 +160,27 @@ def run(
         )
         for m in lab_machines
     ]
-    with IronicServer(default_cache_dir(), work / "ironic") as ironic:
+    theirs = (
+        [
+            EmulatedMachine(
+                f"theirs-{m.name}",
+                str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"theirs-{m.name}")),
+                [m.macs[0][:-5] + "ff:" + m.macs[0][-2:]],
+                cpus=m.cpus,
+                memory_gib=m.memory_gib,
+                disk_gib=m.disk_gib,
+            )
+            for m in emulated
+        ]
+        if with_ironic
+        else []
+    )
+    server = RedfishIronic if with_ironic else IronicServer
+    with server(default_cache_dir(), work / "ironic") as ironic:
         ironic.set_policy({"show_password": "@"})
         api = enroll.IronicAPI(ironic.url)
         nodes = enroll.enroll(api, lab_machines)
-        emulator = RedfishEmulator(work / "emulator", emulated)
+        emulator = RedfishEmulator(work / "emulator", emulated + theirs)
         emulator.start()
         try:
             uuids = [nodes[m.name] for m in lab_machines]
@@ -90,6 +206,10 @@ def run(
                 result = _measure(inspector, ironic, emulator, uuids)
             finally:
                 inspector.stop()
+            if with_ironic:
+                result["ironic_redfish"] = _ironic_inspects(
+                    api, ironic, emulator, theirs
+                )
         finally:
             emulator.stop()
     result.update(machines=count, max_per_host=max_per_host)
@@ -141,6 +261,17 @@ def _measure(
 
 
 def report(result: dict[str, Any]) -> str:
+    theirs = result.get("ironic_redfish")
+    if theirs:
+        return _ours(result) + (
+            f"\nIronic's redfish inspection of as many: {theirs['wall_s']} s "
+            f"wall, {theirs['failed']} failed; Ironic CPU "
+            f"{theirs['ironic_cpu_ms_per_machine']} ms per machine"
+        )
+    return _ours(result)
+
+
+def _ours(result: dict[str, Any]) -> str:
     return (
         f"{result['machines']} machines out of band (max_per_host "
         f"{result['max_per_host']}): {result['wall_s']} s wall, "
