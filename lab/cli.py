@@ -164,8 +164,9 @@ def _parser() -> argparse.ArgumentParser:
     redfish.add_argument(
         "--with-ironic",
         action="store_true",
-        help="and Ironic's own redfish inspection of as many machines",
+        help="and Ironic's own redfish inspection of --ironic-machines more",
     )
+    redfish.add_argument("--ironic-machines", type=int, default=20)
     redfish.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
     )
@@ -287,7 +288,11 @@ def main(argv: list[str] | None = None) -> int:
         from lab import redfish_bench
 
         result = redfish_bench.run(
-            args.machines, args.max_per_host, args.work_dir, args.with_ironic
+            args.machines,
+            args.max_per_host,
+            args.work_dir,
+            args.with_ironic,
+            args.ironic_machines,
         )
         print(redfish_bench.report(result))
         args.output.write_text(json.dumps(result, indent=2) + "\n")
