@@ -88,7 +88,7 @@ def _ironic_inspects(
 
     def states() -> list[str]:
         # one listing: a poll per node kept the busy Ironic busier
-        listed = api.request("GET", "/v1/nodes?fields=uuid,provision_state&limit=0")
+        listed = api.request("GET", "/v1/nodes?fields=uuid,provision_state&limit=1000")
         by_uuid = {n["uuid"]: n["provision_state"] for n in listed["nodes"]}
         return [by_uuid.get(u, "") for u in uuids]
 
