@@ -191,6 +191,8 @@ def _ports_read_at_start(record: IntrospectionRecord) -> list[dict[str, Any]] | 
     discovery, a record from before they were kept): list them then."""
     if record.state != states.PROCESSING or record.ports is None:
         return None
+    if record.mode == states.OUT_OF_BAND:
+        return None  # its start created ports after reading them
     ports: list[dict[str, Any]] = json.loads(record.ports)
     return ports
 

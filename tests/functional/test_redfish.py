@@ -39,6 +39,13 @@ def bmc() -> Iterator[StaticBmc]:
 def _redfish_node(
     service: Service, bmc: StaticBmc, system: str, password: str = "password"
 ) -> dict[str, Any]:
+    # the system's MACs may be another node's ports since an earlier test
+    for port in list(service.ironic.ports.values()):
+        if (
+            port["address"]
+            in bmc.systems[system if system in bmc.systems else "full"].macs
+        ):
+            service.ironic.delete_port(port["uuid"])
     node = add_node(service)
     node["driver_info"].update(
         redfish_address=bmc.address,
@@ -82,6 +89,18 @@ def test_out_of_band_never_boots(service: Service, bmc: StaticBmc) -> None:
     assert data["redfish"]["bmc"] == bmc.address
     record = service.client.get(f"/v1/introspection/{uuid}").get_json()
     assert record["error"] is None
+
+
+def test_out_of_band_with_every_nic_a_port(service: Service, bmc: StaticBmc) -> None:
+    """The ports the start created are known to the hooks (add_ports = all
+    would otherwise create them again: a conflict)."""
+    service.rt.conf.set_override("add_ports", "all", "processing")
+    node = _redfish_node(service, bmc, "full")
+    uuid = node["uuid"]
+    assert _start(service, uuid, "out-of-band").status_code == 202
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["error"] is None, status
+    assert _calls(service, uuid).count("create_port") == 2
 
 
 def test_mode_needs_1_26(service: Service, bmc: StaticBmc) -> None:
