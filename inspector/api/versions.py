@@ -48,6 +48,9 @@ FEATURES = (
     Feature("rules-test", "behaviour", (1, 24)),
     # out-of-band inspection (issue 33): POST /v1/introspection/<node>?mode=
     Feature("introspection-mode", "behaviour", (1, 26)),
+    # how the run learns the hardware: in-band, out-of-band, or auto until
+    # its start step decides
+    Feature("mode", "field", (1, 26)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

@@ -87,8 +87,9 @@ def test_out_of_band_never_boots(service: Service, bmc: StaticBmc) -> None:
     data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
     assert set(data["provenance"].values()) == {"redfish"}
     assert data["redfish"]["bmc"] == bmc.address
-    record = service.client.get(f"/v1/introspection/{uuid}").get_json()
+    record = service.client.get(f"/v1/introspection/{uuid}", headers=NEW).get_json()
     assert record["error"] is None
+    assert record["mode"] == "out-of-band"
 
 
 def test_out_of_band_with_every_nic_a_port(service: Service, bmc: StaticBmc) -> None:
@@ -177,6 +178,8 @@ def test_auto_falls_back_and_merges(service: Service, bmc: StaticBmc) -> None:
     assert resp.status_code == 200, resp.get_json()
     status = service.wait_for(uuid, *states.FINAL)
     assert status["state"] == states.FINISHED, status
+    record = service.client.get(f"/v1/introspection/{uuid}", headers=NEW).get_json()
+    assert record["mode"] == "in-band"  # the fallback's
     data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
     provenance = data["provenance"]
     assert provenance["memory"] == "ramdisk"
