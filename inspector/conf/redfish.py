@@ -46,9 +46,11 @@ OPTS: list[cfg.Opt] = [
         mutable=True,
         default=4,
         min=1,
-        help="Requests at most in flight to one BMC host (an address "
-        "serving several systems, like a chassis manager, is one host); "
-        "inspections of other hosts never wait for these.",
+        help="Requests a conductor has in flight to one BMC host at most "
+        "(an inspection asks one request at a time, so this many "
+        "inspections of its systems at once; an address serving several "
+        "systems, like a chassis manager, is one host); inspections of "
+        "other hosts never wait for these.",
     ),
     cfg.IntOpt(
         "session_cache_size",
