@@ -72,10 +72,14 @@ BENCH_SHAPES ?= standalone,split-2
 # (BENCH_IRONIC=real enrolls the fleet into the lab's Ironic once, slowly)
 # BENCH_SCALE=history: the fleet view (inventory endpoints, /fleet) over
 # 10,000 nodes x 20 hardware runs written straight into SQLite and PostgreSQL
+# BENCH_SCALE=redfish: 100 (BENCH_MACHINES) emulated machines out of band, and
+# Ironic's own redfish inspection of 20 more in the same run
 BENCH_IRONIC ?= $(if $(filter fleet,$(BENCH_SCALE)),standin,real)
 bench: venv packages
 ifeq ($(BENCH_SCALE),history)
 	$(BIN)/python -m lab bench-history --output history.json
+else ifeq ($(BENCH_SCALE),redfish)
+	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),100) --with-ironic --output redfish.json
 else ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else

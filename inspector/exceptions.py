@@ -163,3 +163,13 @@ class ProcessingError(InspectorError):
 class ConfigError(InspectorError):
     template = "Invalid configuration: %(reason)s"
     public = "Internal server error: the service's configuration is invalid"
+
+
+class BmcError(InspectorError):
+    """A BMC could not be asked, or its answer could not be read (an
+    out-of-band introspection then ends in ``error`` with this message,
+    which names the BMC and the cause)."""
+
+    code = 502
+    template = "%(bmc)s: %(reason)s"
+    public = "A BMC could not be asked"

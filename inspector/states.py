@@ -45,6 +45,14 @@ TRANSITIONS: dict[str, dict[str, str]] = {
     ABORTING: {TIMEOUT: ERROR, ABORT_END: ERROR},
 }
 
+IN_BAND = "in-band"
+OUT_OF_BAND = "out-of-band"
+AUTO = "auto"
+MODES = (IN_BAND, OUT_OF_BAND, AUTO)
+"""How an introspection learns the hardware (API 1.26, doc/redfish.md):
+the ramdisk, the node's Redfish BMC, or the BMC first and the ramdisk for
+what it lacks. Not states: a record keeps its mode beside its state."""
+
 ABORTED_MESSAGE = "Canceled by operator"
 TIMEOUT_MESSAGE = "Introspection timeout"
 

@@ -153,6 +153,23 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("history.json")
     )
+    redfish = sub.add_parser(
+        "bench-redfish",
+        help="N emulated machines introspected out of band at once: the "
+        "inspector's CPU per machine and the wall time",
+    )
+    redfish.add_argument("--machines", type=int, default=100)
+    redfish.add_argument("--max-per-host", type=int, default=16)
+    redfish.add_argument("--work-dir", type=pathlib.Path)
+    redfish.add_argument(
+        "--with-ironic",
+        action="store_true",
+        help="and Ironic's own redfish inspection of --ironic-machines more",
+    )
+    redfish.add_argument("--ironic-machines", type=int, default=20)
+    redfish.add_argument(
+        "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
+    )
     standin = sub.add_parser(
         "ironic-standin", help="serve the instant Ironic stand-in (benchmarks)"
     )
@@ -263,6 +280,22 @@ def main(argv: list[str] | None = None) -> int:
 
         entries = history_bench.run(args.backends.split(","), args.nodes, args.runs)
         args.output.write_text(json.dumps(entries, indent=2) + "\n")
+        print(f"\nJSON: {args.output}")
+        return 0
+    if args.command == "bench-redfish":
+        import json
+
+        from lab import redfish_bench
+
+        result = redfish_bench.run(
+            args.machines,
+            args.max_per_host,
+            args.work_dir,
+            args.with_ironic,
+            args.ironic_machines,
+        )
+        print(redfish_bench.report(result))
+        args.output.write_text(json.dumps(result, indent=2) + "\n")
         print(f"\nJSON: {args.output}")
         return 0
     if args.command == "ironic-standin":

@@ -5,7 +5,7 @@ from typing import Any
 import flask
 
 from inspector import exceptions, states
-from inspector.api import params, payload, urls
+from inspector.api import params, payload, urls, versions
 from inspector.api.status_body import status_body
 from inspector.db import data_store, listing
 from inspector.db.introspections import IntrospectionRecord
@@ -35,12 +35,33 @@ def _accepted() -> flask.Response:
     return response
 
 
+MODE_SINCE = versions.since("introspection-mode")
+
+
+def _mode() -> str | None:
+    """The ``mode`` query parameter (API 1.26), or None when not given."""
+    if "mode" not in flask.request.args:
+        return None
+    if flask.g.api_version < MODE_SINCE:
+        raise exceptions.InvalidInput(
+            "The mode parameter needs API version "
+            f"{versions.format_version(MODE_SINCE)} or newer"
+        )
+    mode = flask.request.args["mode"]
+    if mode not in states.MODES:
+        raise exceptions.InvalidInput(
+            f"Invalid value for mode: {mode[:32]!r}; expected one of "
+            f"{', '.join(states.MODES)}"
+        )
+    return mode
+
+
 @blueprint.post("/<node_id>")
 def start(node_id: str) -> flask.Response:
     manage_boot = True
     if "manage_boot" in flask.request.args:
         manage_boot = params.strict_bool("manage_boot", True)
-    operator.start(_rt(), node_id, manage_boot)
+    operator.start(_rt(), node_id, manage_boot, mode=_mode())
     return _accepted()
 
 

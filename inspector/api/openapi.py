@@ -164,7 +164,15 @@ PATHS: dict[str, dict[str, Any]] = {
             "202",
             404,
             409,
-            params=[_NODE, _query("manage_boot", {"type": "string"}, "true or false")],
+            params=[
+                _NODE,
+                _query("manage_boot", {"type": "string"}, "true or false"),
+                _query(
+                    "mode",
+                    {"type": "string", "enum": ["in-band", "out-of-band", "auto"]},
+                    "from 1.26: how the hardware is learnt (doc/redfish.md)",
+                ),
+            ],
         ),
     },
     "/v1/introspection/{node_id}/abort": {

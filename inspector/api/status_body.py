@@ -7,6 +7,7 @@ timestamps (added in 1.10 and 1.7).
 
 from typing import Any
 
+from inspector import states
 from inspector.api import versions
 from inspector.db.introspections import IntrospectionRecord
 
@@ -19,6 +20,8 @@ PENDING_SINCE = versions.since("pending_ironic_sync")
 """``pending_ironic_sync`` (ours) is in the status from this version on."""
 OWNER_SINCE = versions.since("owner")
 """``owner`` and ``owner_since`` (ours) are in the status from this version on."""
+MODE_SINCE = versions.since("mode")
+"""``mode`` (ours, doc/redfish.md) is in the status from this version on."""
 
 
 def status_body(
@@ -44,4 +47,6 @@ def status_body(
         # shows its dead owner here until the leader takes it over
         body["owner"] = record.owner
         body["owner_since"] = _iso(record.claimed_at)
+    if version >= MODE_SINCE:
+        body["mode"] = record.mode or states.IN_BAND
     return body

@@ -48,6 +48,11 @@ FEATURES = (
     Feature("rules-test", "behaviour", (1, 24)),
     # issue 34 item 2: [rules]built_in_rules listed with built_in: true
     Feature("rules-built-in", "behaviour", (1, 25)),
+    # out-of-band inspection (issue 33): POST /v1/introspection/<node>?mode=
+    Feature("introspection-mode", "behaviour", (1, 26)),
+    # how the run learns the hardware: in-band, out-of-band, or auto until
+    # its start step decides
+    Feature("mode", "field", (1, 26)),
 )
 """Every versioned resource, field and behaviour: ``GET /v1``, the routing,
 the status body, rule creation and the OpenAPI document read this table."""

@@ -1,7 +1,8 @@
 """Server side of the conductor RPC API: thin entry points that queue the
 step each cast asks for (:mod:`inspector.conductor.work_queue` claims it and
 takes the node's lock), handing over to one workflow function per step:
-:mod:`~inspector.conductor.start`, :mod:`~inspector.conductor.processing`
+:mod:`~inspector.conductor.start` (or, out of band,
+:mod:`~inspector.conductor.out_of_band`), :mod:`~inspector.conductor.processing`
 (processing and reapplying), :mod:`~inspector.conductor.abort`; a step that
 fails ends in :func:`inspector.conductor.filing.fail`. The periodic duties
 are in :mod:`inspector.conductor.takeover` and
@@ -18,8 +19,8 @@ from inspector import states
 from inspector.conductor import (
     abort,
     filing,
+    out_of_band,
     processing,
-    start,
     takeover,
     timeouts,
 )
@@ -27,6 +28,7 @@ from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
 from inspector.conductor.work_queue import Step, WorkQueue
 from inspector.processing.base import ProcessingHook
+from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -49,9 +51,14 @@ class ConductorManager:
             lambda: int(rt.conf.introspection_delay_burst),
         )
         self.queue = WorkQueue(rt, filing.fail)
+        self.sessions = Sessions(rt.conf)
+        """Redfish sessions kept per BMC for out-of-band starts."""
         # bound late so a test may replace the pacer's wait
         self.steps: dict[str, Step] = {
-            states.STARTING: lambda record: start.run(rt, self.pacer, record),
+            # in-band, or out-of-band / auto through the node's BMC
+            states.STARTING: lambda record: out_of_band.run(
+                rt, self.sessions, self.pacer, hooks, record
+            ),
             states.PROCESSING: functools.partial(processing.run, rt, hooks),
             states.REAPPLYING: functools.partial(processing.run, rt, hooks),
             states.ABORTING: functools.partial(abort.run, rt),

@@ -24,6 +24,7 @@ from inspector.history import diff
 from inspector.history import record as hardware_record
 from inspector.processing import apply, pipeline
 from inspector.processing.base import NodeContext, ProcessingHook
+from inspector.redfish import facts
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -34,10 +35,14 @@ def run(rt: Runtime, hooks: list[ProcessingHook], record: IntrospectionRecord) -
     (``reapplying``) never powers the node off: it was not booted."""
     post = fenced_post(rt, record)
     logs = _hold_logs(rt, record, post)
+    if record.bmc_data is not None and record.state == states.PROCESSING:
+        _merge_bmc_data(record, post.data)
     power_off = (
         record.state == states.PROCESSING
         and record.manage_boot
         and rt.conf.processing.power_off
+        # an out-of-band run never booted the machine: it stays as it was
+        and record.mode != states.OUT_OF_BAND
     )
     LOG.debug(
         "Processing the data of node %s with hooks %s (power off after: %s)",
@@ -57,6 +62,21 @@ def run(rt: Runtime, hooks: list[ProcessingHook], record: IntrospectionRecord) -
     except BaseException:
         logs.settle(failed=True)
         raise
+
+
+def _merge_bmc_data(record: IntrospectionRecord, data: dict[str, Any]) -> None:
+    """An ``auto`` run that fell back to the ramdisk: the BMC's facts kept
+    on the record fill what the ramdisk's post lacks; where both tell, the
+    ramdisk's win and the disagreement is logged and kept in the data."""
+    for item in facts.merge_data(json.loads(record.bmc_data or "{}"), data):
+        LOG.warning(
+            "Node %s: the BMC and the ramdisk disagree on %s (BMC %s, "
+            "ramdisk %s); the ramdisk's is kept",
+            record.uuid,
+            item["fact"],
+            item[facts.REDFISH],
+            item[facts.RAMDISK],
+        )
 
 
 def _hold_logs(
@@ -171,6 +191,8 @@ def _ports_read_at_start(record: IntrospectionRecord) -> list[dict[str, Any]] | 
     discovery, a record from before they were kept): list them then."""
     if record.state != states.PROCESSING or record.ports is None:
         return None
+    if record.mode == states.OUT_OF_BAND:
+        return None  # its start created ports after reading them
     ports: list[dict[str, Any]] = json.loads(record.ports)
     return ports
 

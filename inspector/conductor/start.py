@@ -12,9 +12,16 @@ from inspector.runtime import Runtime
 LOG = logging.getLogger(__name__)
 
 
-def run(rt: Runtime, pacer: PowerOnPacer, record: IntrospectionRecord) -> None:
+def run(
+    rt: Runtime,
+    pacer: PowerOnPacer,
+    record: IntrospectionRecord,
+    bmc_data: str | None = None,
+) -> None:
     """PXE as the next boot device and a reboot (when the service manages
-    the boot), paced cluster-wide; then wait for the ramdisk."""
+    the boot), paced cluster-wide; then wait for the ramdisk. ``bmc_data``
+    is what a BMC told a run of mode ``auto`` that falls back to this
+    (:mod:`inspector.conductor.out_of_band`), kept for the processing."""
     uuid = record.uuid
     if record.manage_boot:
         slept = pacer.wait()
@@ -41,5 +48,11 @@ def run(rt: Runtime, pacer: PowerOnPacer, record: IntrospectionRecord) -> None:
             uuid,
         )
     introspections.transition(
-        rt.db, uuid, states.WAIT, expected_version=record.version, current=record
+        rt.db,
+        uuid,
+        states.WAIT,
+        expected_version=record.version,
+        current=record,
+        mode=None if bmc_data is None else states.IN_BAND,
+        bmc_data=bmc_data,
     )

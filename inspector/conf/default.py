@@ -209,6 +209,18 @@ OPTS = [
         help="Whether this service may set the boot device and power nodes "
         "on and off. With False every introspection needs manage_boot=false.",
     ),
+    cfg.StrOpt(
+        "introspection_mode",
+        mutable=True,
+        default="in-band",
+        choices=[
+            ("in-band", "boot the inspection ramdisk (as ironic-inspector)"),
+            ("out-of-band", "ask the node's Redfish BMC only; never boot it"),
+            ("auto", "ask the BMC first, boot the ramdisk for what it lacks"),
+        ],
+        help="How an introspection learns the hardware when the start "
+        "names no mode (API 1.26's mode parameter). See doc/redfish.md.",
+    ),
     cfg.ListOpt(
         "ipmi_address_fields",
         mutable=True,

@@ -29,6 +29,7 @@ from inspector.conf import (
     port_physnet,
     processing,
     pxe_filter,
+    redfish,
     rules,
     ssl,
     upstream,
@@ -64,6 +65,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (history.GROUP, history.register_opts, history.list_opts),
     (inventory.GROUP, inventory.register_opts, inventory.list_opts),
     (rules.GROUP, rules.register_opts, rules.list_opts),
+    (redfish.GROUP, redfish.register_opts, redfish.list_opts),
 ]
 
 

@@ -41,6 +41,8 @@ class IntrospectionRecord:
     handed_to: str | None = None
     claimed_at: datetime.datetime | None = None
     hardware_run: str | None = None
+    mode: str | None = None
+    bmc_data: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -147,6 +149,7 @@ def start(
     attributes: dict[str, list[str]] | None = None,
     claim_within: float = CLAIM_WITHIN,
     ports: list[dict[str, Any]] | None = None,
+    mode: str = states.IN_BAND,
 ) -> IntrospectionRecord:
     """Record a new introspection of ``uuid`` in ``starting``.
 
@@ -162,6 +165,8 @@ def start(
         "error": None,
         "manage_boot": manage_boot,
         "ports": None if ports is None else json.dumps(ports),
+        "mode": None if mode == states.IN_BAND else mode,
+        "bmc_data": None,
     }
     rows = [
         {"node_uuid": uuid, "name": name, "value": value}
@@ -279,6 +284,8 @@ def transition(
     owed: tuple[str, str] | None = None,
     current: IntrospectionRecord | None = None,
     hardware: hardware_runs.Run | None = None,
+    mode: str | None = None,
+    bmc_data: str | None = None,
 ) -> IntrospectionRecord:
     """Apply ``event`` to the introspection of ``uuid``; a fenced write.
 
@@ -297,6 +304,10 @@ def transition(
     ``hardware`` is the run that ends here, written to the hardware
     history when the event ends it (one INSERT in this transaction); a
     finished run with a record becomes the node's ``hardware_run``.
+    ``mode`` (``in-band`` writes NULL) and ``bmc_data`` are written when
+    given: the out-of-band start step decides how the run goes on (see
+    :mod:`inspector.conductor.out_of_band`); a final state drops
+    ``bmc_data``.
     """
     if current is not None and current.version != expected_version:
         raise ValueError("current must be the row at expected_version")
@@ -329,6 +340,12 @@ def transition(
                 values["hardware_run"] = hardware.run
         elif error is not None:
             values["error"] = error
+        if mode is not None:
+            values["mode"] = None if mode == states.IN_BAND else mode
+        if bmc_data is not None:
+            values["bmc_data"] = bmc_data
+        if new_state in states.FINAL and row.bmc_data is not None:
+            values["bmc_data"] = None
         written = compare_and_swap(conn, uuid, row.version, values)
         if hardware is not None and new_state in states.FINAL:
             if new_state == states.ERROR and hardware.error is None:

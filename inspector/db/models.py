@@ -66,6 +66,13 @@ class Introspection(Base):
     """The node's latest :class:`HardwareRun` with a hardware record: set by
     the write that finishes the run (no statement of its own), kept across
     later starts; the fleet view joins through it."""
+    mode: Mapped[str | None] = mapped_column(String(16))
+    """How this run learns the hardware (doc/redfish.md): ``out-of-band``,
+    ``auto`` until its start step decides, NULL for in-band (a fallback
+    of ``auto`` becomes in-band)."""
+    bmc_data: Mapped[str | None] = mapped_column(Text)
+    """JSON of the BMC's collected data an ``auto`` run that fell back to
+    the ramdisk keeps for the merge; NULL otherwise and once it ends."""
 
     __table_args__ = (
         Index("introspections_started_at_idx", "started_at", "uuid"),

@@ -17,6 +17,7 @@ from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import data_store, introspections, ramdisk_logs
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
+from inspector.redfish import credentials
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -62,10 +63,23 @@ def status(rt: Runtime, node_id: str, *, names: bool = True) -> IntrospectionRec
     return introspections.get(rt.db, resolve(rt, node_id, names=names))
 
 
-def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -> str:
-    """Validate and record a new introspection, then cast it to a conductor."""
+def start(
+    rt: Runtime,
+    node_id: str,
+    manage_boot: bool,
+    *,
+    names: bool = True,
+    mode: str | None = None,
+) -> str:
+    """Validate and record a new introspection, then cast it to a conductor.
+
+    ``mode`` (API 1.26; by default ``[DEFAULT]introspection_mode``) says
+    how the hardware is learnt: see :func:`_mode_of`.
+    """
     validate_node_id(node_id, names=names)
-    if manage_boot and not rt.conf.can_manage_boot:
+    if mode is None:
+        mode = str(rt.conf.introspection_mode)
+    if manage_boot and not rt.conf.can_manage_boot and mode != states.OUT_OF_BAND:
         raise exceptions.InvalidInput(
             "Managed boot is requested, but this installation cannot manage "
             "boot ([DEFAULT]can_manage_boot = False); pass manage_boot=false"
@@ -73,9 +87,10 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
     node = rt.baremetal.get_node(node_id)
     uuid = str(node["uuid"])
     _check_node(rt, node)
+    mode = _mode_of(node, mode)
     ports = rt.baremetal.list_ports(uuid)
     attributes = lookup.from_node(rt.conf, node, ports)
-    if not any(attributes.values()):
+    if not any(attributes.values()) and mode == states.IN_BAND:
         raise exceptions.InvalidInput(
             f"Node {uuid} has neither ports nor a BMC address in driver_info "
             f"(fields: {', '.join(rt.conf.ipmi_address_fields)}), so the "
@@ -91,10 +106,35 @@ def start(rt: Runtime, node_id: str, manage_boot: bool, *, names: bool = True) -
             attributes,
             claim_within=handover.claim_within(rt),
             ports=ports,
+            mode=mode,
         )
-    LOG.info("Introspection of node %s recorded (manage_boot=%s)", uuid, manage_boot)
+    LOG.info(
+        "Introspection of node %s recorded (manage_boot=%s, mode %s)",
+        uuid,
+        manage_boot,
+        mode,
+    )
     handover.hand_over(rt, record, ConductorClient.start_introspection)
     return uuid
+
+
+def _mode_of(node: dict[str, Any], mode: str) -> str:
+    """The mode a start of ``node`` asked for ``mode`` runs in.
+
+    Out of band, a node without Redfish driver_info is refused; in
+    ``auto`` it goes straight in-band. A password Ironic masks is refused
+    in both (the message names Ironic's policy that unmasks it).
+    """
+    if mode == states.IN_BAND:
+        return mode
+    if mode == states.AUTO and not credentials.has_redfish(node):
+        LOG.info(
+            "Node %s has no Redfish driver_info: mode auto goes in-band",
+            node.get("uuid"),
+        )
+        return states.IN_BAND
+    credentials.from_node(node)  # the 400s
+    return mode
 
 
 @contextlib.contextmanager

@@ -8,13 +8,14 @@ from inspector.api import versions
 from tests.functional.conftest import Service, add_node, start
 
 V = "X-OpenStack-Ironic-Inspector-API-Version"
+NEWEST = versions.format_version(versions.MAXIMUM)
 
 
 def test_root_lists_current_version(service: Service) -> None:
     resp = service.client.get("/")
     assert resp.status_code == 200
     body = resp.get_json()
-    assert body["versions"][0]["id"] == "1.25"
+    assert body["versions"][0]["id"] == NEWEST
     assert body["versions"][0]["status"] == "CURRENT"
     assert body["versions"][0]["links"][0]["href"].endswith("/v1")
 
@@ -28,16 +29,16 @@ def test_v1_lists_resources(service: Service) -> None:
 def test_version_headers_on_every_response(service: Service, path: str) -> None:
     resp = service.client.get(path)
     assert resp.headers[versions.MIN_HEADER] == "1.0"
-    assert resp.headers[versions.MAX_HEADER] == "1.25"
+    assert resp.headers[versions.MAX_HEADER] == NEWEST
 
 
 @pytest.mark.parametrize(
     "headers,status,version",
     [
         ({V: "1.9"}, 200, "1.9"),
-        ({V: "latest"}, 200, "1.25"),
+        ({V: "latest"}, 200, NEWEST),
         ({"OpenStack-API-Version": "baremetal-introspection 1.12"}, 200, "1.12"),
-        ({"OpenStack-API-Version": "compute 2.1"}, 200, "1.25"),
+        ({"OpenStack-API-Version": "compute 2.1"}, 200, NEWEST),
         ({V: "1.99"}, 406, None),
         ({V: "2.0"}, 406, None),
         ({V: "one.two"}, 400, None),
@@ -49,13 +50,15 @@ def test_negotiation(
 ) -> None:
     resp = service.client.get("/", headers=headers)
     assert resp.status_code == status
-    assert resp.headers[versions.MAX_HEADER] == "1.25"
+    assert resp.headers[versions.MAX_HEADER] == NEWEST
     if version:
         assert resp.headers[V] == version
     else:
         assert "error" in resp.get_json()
     if status == 406:
-        assert "supported range is 1.0 to 1.25" in resp.get_json()["error"]["message"]
+        assert (
+            f"supported range is 1.0 to {NEWEST}" in resp.get_json()["error"]["message"]
+        )
 
 
 def _waiting(service: Service, count: int) -> list[str]:

@@ -61,7 +61,7 @@ def test_full_and_short_forms(service: Service) -> None:
             "description": "big machines",
             "scope": "rack-1",
             "links": created["links"],
-            "built_in": False,  # from 1.25 (the newest, by default)
+            "built_in": False,  # from 1.25 (the default is the newest)
         }
     ]
     assert "rules" in [

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from inspector.api import versions
 from lab.enroll import IronicAPI
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
@@ -166,8 +167,12 @@ def test_pagination_and_filter(client: Client, lab: Lab) -> None:
 def test_version_negotiation(client: Client) -> None:
     resp = client.get("/v1/introspection", headers={V: "1.0"})
     assert resp.status_code == 200  # what the stock client sends
-    assert resp.headers["X-OpenStack-Ironic-Inspector-API-Maximum-Version"] == "1.25"
-    assert client.get("/", headers={V: "1.99"}).status_code == 406
+    newest = versions.MAXIMUM
+    assert resp.headers[
+        "X-OpenStack-Ironic-Inspector-API-Maximum-Version"
+    ] == versions.format_version(newest)
+    beyond = versions.format_version((newest[0], newest[1] + 1))
+    assert client.get("/", headers={V: beyond}).status_code == 406
     assert client.get("/", headers={V: "x"}).status_code == 400
     resp = client.get(
         "/", headers={"OpenStack-API-Version": "baremetal-introspection 1.10"}

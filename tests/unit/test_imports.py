@@ -181,6 +181,9 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "coordination": frozenset({"db"}),
     "locking": frozenset({"coordination", "db"}),
     "processing": frozenset(),
+    # out-of-band inspection (issue 33): sushy and the facts, pure of the
+    # database and the workflow; the conductor's start step calls it
+    "redfish": frozenset(),
     # the fleet view's analysis (outliers, cabling) is pure: the API and the
     # CLI hand it what they read from the database
     "fleet": frozenset(),
@@ -191,7 +194,17 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "history": frozenset({"processing"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
-    "intake": frozenset({"db", "baremetal", "conductor.rpcapi"}),
+    "intake": frozenset(
+        {
+            "db",
+            "baremetal",
+            "conductor.rpcapi",
+            # a start in an out-of-band mode is refused at once (400) for a
+            # node without Redfish driver_info or with a masked password:
+            # the pure check, never sushy
+            "redfish.credentials",
+        }
+    ),
     "conductor": frozenset(
         {
             "conf",
@@ -202,6 +215,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "processing",
             "rules",
             "history",
+            # the out-of-band start step (issue 33)
+            "redfish",
         }
     ),
     # the client side of the RPC API: the API process loads it, so it

@@ -1,0 +1,136 @@
+"""The start step of an introspection in mode ``out-of-band`` or ``auto``:
+ask the node's Redfish BMC (doc/redfish.md).
+
+Under the node's lock, in the start step's worker, like the in-band start
+(:mod:`inspector.conductor.start`). The BMC's answer, in the shape of a
+ramdisk's inventory, is stored as the introspection's raw data and goes
+through the same processing step (hooks, rules, Ironic writes, the
+hardware history) at once, in this worker. Before that, Ironic ports are
+created for the MACs the BMC reported, so the PXE filter knows the
+machine even if it is never booted. Nothing powers the machine or
+changes its boot device here.
+
+In ``auto``, when the BMC's answer lacks a fact of
+``[redfish]required_facts``, the run falls back to the in-band start: the
+BMC's data is kept on the record, and the processing merges it with the
+ramdisk's (:func:`inspector.redfish.facts.merge_data`).
+
+A BMC that cannot be asked (unreachable, wrong credentials, garbage, no
+such system) ends the introspection in ``error`` naming the BMC and the
+cause, with nothing written to Ironic.
+"""
+
+import json
+import logging
+from typing import Any
+
+from inspector import faults, states
+from inspector.conductor import processing, start
+from inspector.conductor.fencing import fence
+from inspector.conductor.power import PowerOnPacer
+from inspector.db import claims, introspections
+from inspector.db.introspections import IntrospectionRecord
+from inspector.processing.base import ProcessingHook
+from inspector.redfish import collect, credentials, facts
+from inspector.redfish.sessions import Sessions
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+PORT_EXTRA = {"created_by": "ironic-inspector", "source": "redfish"}
+
+
+def run(
+    rt: Runtime,
+    sessions: Sessions,
+    pacer: PowerOnPacer,
+    hooks: list[ProcessingHook],
+    record: IntrospectionRecord,
+) -> None:
+    """The start step of ``record``, whatever its mode."""
+    if record.mode not in (states.OUT_OF_BAND, states.AUTO):
+        start.run(rt, pacer, record)
+        return
+    uuid = record.uuid
+    node = rt.baremetal.get_node(uuid)
+    creds = credentials.from_node(node)
+    LOG.info("Node %s: asking %s (mode %s)", uuid, creds.describe(), record.mode)
+    collected = collect.collect(sessions, creds)
+    data = collected.data(creds.address)
+    lacking = facts.missing(collected.inventory, rt.conf.redfish.required_facts)
+    if record.mode == states.AUTO and lacking:
+        LOG.info(
+            "Node %s: %s did not give %s; booting the ramdisk for the rest",
+            uuid,
+            creds.describe(),
+            ", ".join(lacking),
+        )
+        data["redfish"]["lacking"] = lacking
+        fallback(rt, pacer, record, data)
+        return
+    if lacking:
+        LOG.warning(
+            "Node %s: %s did not give %s; processing what it gave",
+            uuid,
+            creds.describe(),
+            ", ".join(lacking),
+        )
+    fence(rt, record)
+    _create_ports(rt, uuid, collected.inventory)
+    faults.at("bmc-collected", record.state, uuid)
+    waiting = introspections.transition(
+        rt.db, uuid, states.WAIT, expected_version=record.version, current=record
+    )
+    posted = introspections.transition(
+        rt.db,
+        uuid,
+        states.PROCESS,
+        expected_version=waiting.version,
+        current=waiting,
+        raw_data=data,
+        mode=states.OUT_OF_BAND,
+    )
+    # this worker processes it at once; a conductor lost meanwhile leaves a
+    # processing step the sweep resumes from the stored data
+    claimed = claims.claim(
+        rt.db,
+        uuid,
+        posted.version,
+        rt.conf.host,
+        rt.run_id,
+        state=states.PROCESSING,
+    )
+    processing.run(rt, hooks, claimed)
+
+
+def _create_ports(rt: Runtime, uuid: str, inventory: dict[str, Any]) -> None:
+    """Ironic ports for the MACs the BMC reported that have none yet,
+    before anything else (the PXE filter then knows the machine).
+    ``pxe_enabled`` is false: Redfish names no boot NIC (as Ironic's own
+    ``redfish`` inspection does); the processing's hooks decide the rest."""
+    existing = {
+        str(p.get("address", "")).lower() for p in rt.baremetal.list_ports(uuid)
+    }
+    created = 0
+    for nic in inventory.get("interfaces") or []:
+        mac = nic.get("mac_address")
+        if not mac or mac in existing:
+            continue
+        rt.baremetal.create_port(
+            uuid, {"address": mac, "pxe_enabled": False, "extra": dict(PORT_EXTRA)}
+        )
+        existing.add(mac)
+        created += 1
+    if created:
+        LOG.info("Node %s: %d ports created for the BMC's MACs", uuid, created)
+
+
+def fallback(
+    rt: Runtime,
+    pacer: PowerOnPacer,
+    record: IntrospectionRecord,
+    data: dict[str, Any],
+) -> None:
+    """``auto`` without enough from the BMC: the in-band start, the BMC's
+    data kept on the record (now an in-band run) for the processing."""
+    start.run(rt, pacer, record, bmc_data=json.dumps(data))

@@ -1,0 +1,214 @@
+"""Out-of-band and auto introspection (API 1.26) with the real Ironic and
+sushy-tools' Redfish emulator over libvirt's test driver: an out-of-band
+run with no power or boot call in Ironic's access log, an ``auto`` run
+falling back to the ramdisk for a machine without drives, and the errors
+(wrong credentials, an unreachable BMC, a masked password) ending with a
+clear message and nothing written to Ironic."""
+
+import uuid as uuidlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lab import loopback
+from lab.inspector_server import InspectorServer
+from lab.ironic_calls import AccessLog
+from lab.ironic_server import IronicServer
+from lab.machines import Machine
+from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
+from tests.integration.conftest import Client, Lab, start_inspector
+
+V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
+BOOTING = ("/states/power", "/management/boot_device")
+"""Ironic's endpoints an out-of-band run must never call for its node."""
+
+
+@pytest.fixture(scope="module")
+def inspector(
+    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    server = start_inspector(
+        tmp_path_factory.mktemp("inspector-redfish"),
+        ironic,
+        options={
+            "redfish": {"retries": "0", "timeout": "5"},
+            "processing": {"store_data": "database"},
+        },
+    )
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+@pytest.fixture(scope="module")
+def machines(lab_module: Lab) -> list[tuple[Machine, str, EmulatedMachine]]:
+    """Three enrolled machines and their emulated systems: two with a
+    drive, one without (its controller lists none: ``auto`` falls back)."""
+    found = []
+    for disk in (40, 40, 0):
+        machine, node = lab_module.machine(enroll_port=False)
+        macs = [machine.pxe_mac] + [
+            i["mac_address"]
+            for i in machine.inventory["interfaces"]
+            if i["mac_address"] != machine.pxe_mac
+        ][:1]
+        emulated = EmulatedMachine(
+            machine.name,
+            str(uuidlib.uuid4()),
+            macs,
+            cpus=4,
+            memory_gib=8,
+            disk_gib=disk,
+        )
+        found.append((machine, node, emulated))
+    return found
+
+
+@pytest.fixture(scope="module")
+def lab_module(ironic_api: Any) -> Lab:
+    return Lab(ironic_api, seed=33)
+
+
+@pytest.fixture(scope="module")
+def emulator(
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RedfishEmulator]:
+    server = RedfishEmulator(
+        tmp_path_factory.mktemp("redfish"), [m[2] for m in machines]
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def unmasked(ironic: IronicServer) -> Iterator[None]:
+    """Ironic shows BMC passwords to the inspector (its show_password
+    policy; the lab's Ironic has no authentication, so for everyone)."""
+    ironic.set_policy({"show_password": "@"})
+    yield
+    ironic.set_policy({})
+
+
+def _point_at(
+    lab: Lab, node: str, address: str, system: str, password: str = PASSWORD
+) -> None:
+    values = {
+        "redfish_address": address,
+        "redfish_system_id": system,
+        "redfish_username": USERNAME,
+        "redfish_password": password,
+    }
+    lab.api.request(
+        "PATCH",
+        f"/v1/nodes/{node}",
+        json=[
+            {"op": "add", "path": f"/driver_info/{k}", "value": v}
+            for k, v in values.items()
+        ],
+    )
+
+
+def _start(client: Client, node: str, mode: str) -> Any:
+    return client.post(f"/v1/introspection/{node}?mode={mode}", headers=V126)
+
+
+def _booting_calls(access: AccessLog, node: str) -> list[str]:
+    calls = access.per_node([node])[node]
+    return [c for c in calls if c.startswith("PUT") and c.endswith(BOOTING)]
+
+
+def test_out_of_band_never_boots(
+    inspector: InspectorServer,
+    emulator: RedfishEmulator,
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    lab_module: Lab,
+    ironic: IronicServer,
+    unmasked: None,
+) -> None:
+    client = Client(inspector.url)
+    _machine, node, emulated = machines[0]
+    _point_at(lab_module, node, emulator.address, emulator.system_id(emulated))
+    access = AccessLog(ironic.log_file)
+    assert _start(client, node, "out-of-band").status_code == 202
+    status = client.wait_for(node, "finished", "error")
+    assert status["error"] is None, status
+    assert _booting_calls(access, node) == []
+    ports = lab_module.api.request("GET", f"/v1/ports?node={node}&detail=true")
+    assert sorted(p["address"] for p in ports["ports"]) == sorted(emulated.macs)
+    props = lab_module.api.node(node)["properties"]
+    assert props["cpus"] == 4
+    assert props["memory_mb"] == 8192
+    assert props["local_gb"] == 39
+    assert props["cpu_arch"] == "x86_64"
+    data = client.get(f"/v1/introspection/{node}/data").json()
+    assert set(data["provenance"].values()) == {"redfish"}
+
+
+def test_auto_falls_back_for_a_machine_without_drives(
+    inspector: InspectorServer,
+    emulator: RedfishEmulator,
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    lab_module: Lab,
+    ironic: IronicServer,
+    unmasked: None,
+) -> None:
+    client = Client(inspector.url)
+    machine, node, emulated = machines[2]
+    _point_at(lab_module, node, emulator.address, emulator.system_id(emulated))
+    access = AccessLog(ironic.log_file)
+    assert _start(client, node, "auto").status_code == 202
+    client.wait_for(node, "waiting")  # the ramdisk is being booted
+    # the check the out-of-band test makes sees an in-band start's calls
+    assert _booting_calls(access, node)
+    resp = client.post("/v1/continue", json=machine.payload())
+    assert resp.status_code == 200, resp.text
+    status = client.wait_for(node, "finished", "error")
+    assert status["error"] is None, status
+    data = client.get(f"/v1/introspection/{node}/data").json()
+    assert data["provenance"]["disks"] == "ramdisk"
+    assert "local_gb (no drives)" in data["redfish"]["lacking"]
+    # the emulator says 8 GiB, the lab's ramdisk something else: kept
+    assert any(d["fact"] == "memory" for d in data["disagreements"])
+    props = lab_module.api.node(node)["properties"]
+    assert props["local_gb"] > 0
+
+
+@pytest.mark.parametrize("cause", ["credentials", "unreachable", "masked"])
+def test_errors_write_nothing(
+    inspector: InspectorServer,
+    emulator: RedfishEmulator,
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    lab_module: Lab,
+    ironic: IronicServer,
+    cause: str,
+) -> None:
+    client = Client(inspector.url)
+    _machine, node, emulated = machines[1]
+    address, password = emulator.address, PASSWORD
+    if cause == "credentials":
+        password = "wrong"
+    elif cause == "unreachable":
+        address = f"http://127.0.0.1:{loopback.free_port()}"
+    _point_at(lab_module, node, address, emulator.system_id(emulated), password)
+    if cause != "masked":
+        ironic.set_policy({"show_password": "@"})
+    access = AccessLog(ironic.log_file)
+    try:
+        resp = _start(client, node, "out-of-band")
+        if cause == "masked":
+            assert resp.status_code == 400
+            assert "show_password" in resp.json()["error"]["message"]
+            return
+        assert resp.status_code == 202, resp.text
+        status = client.wait_for(node, "error", "finished")
+    finally:
+        ironic.set_policy({})
+    assert status["state"] == "error"
+    assert address in status["error"]
+    expected = "refused the credentials" if cause == "credentials" else "reached"
+    assert expected in status["error"]
+    calls = access.per_node([node])[node]
+    writes = [c for c in calls if not c.startswith("GET")]
+    assert writes == [], writes
