@@ -6,6 +6,7 @@ import pytest
 
 from inspector import states
 from inspector.db import claims, introspections
+from inspector.locking.semaphore import SemaphoreLockProvider
 from tests.functional.conftest import Service, random_mac, start
 
 
@@ -355,6 +356,26 @@ def test_step_of_a_dead_conductor_is_visible_while_it_waits(
     assert uuid not in listed.stdout
 
 
+class _Locks(SemaphoreLockProvider):
+    """Node locks as ``held`` says (key -> value), minus those broken;
+    counts the reads of the holders and records the breaks."""
+
+    def __init__(self, held: dict[str, str]) -> None:
+        super().__init__()
+        self.values = held
+        self.broken: list[str] = []
+        self.reads = 0
+
+    def holders(self) -> dict[str, str]:
+        self.reads += 1
+        return {k: v for k, v in self.values.items() if k not in self.broken}
+
+    def break_lock(self, key: str, value: str) -> bool:
+        assert self.values[key] == value
+        self.broken.append(key)
+        return True
+
+
 def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
     service: Service,
 ) -> None:
@@ -365,7 +386,6 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
     import dataclasses
 
     from inspector.conductor.takeover import Takeover
-    from inspector.locking.semaphore import SemaphoreLockProvider
 
     host = service.rt.conf.host
     held = {
@@ -373,19 +393,10 @@ def test_locks_of_a_conductor_that_left_are_broken_on_the_second_look(
         "k-api": "0123abcd",  # the API's locks name no conductor
         "k-live": f"{host}/{service.rt.run_id}/bb",
     }
-    broken: list[str] = []
-
-    class Locks(SemaphoreLockProvider):
-        def holders(self) -> dict[str, str]:
-            return dict(held)
-
-        def break_lock(self, key: str, value: str) -> bool:
-            assert held[key] == value
-            broken.append(key)
-            return True
-
+    locks = _Locks(held)
+    broken = locks.broken
     # a takeover of its own: the service's periodic sweep runs beside it
-    rt = dataclasses.replace(service.rt, locks=Locks())
+    rt = dataclasses.replace(service.rt, locks=locks)
     manager = service.conductor.manager
     sweeper = Takeover(rt, manager.queue, manager.steps)
     try:
@@ -414,7 +425,6 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
     import dataclasses
 
     from inspector.conductor.takeover import Takeover
-    from inspector.locking.semaphore import SemaphoreLockProvider
 
     host, uuid = service.rt.conf.host, node["uuid"]
     held = {
@@ -422,21 +432,10 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
         "k-now": f"{host}/{service.rt.run_id}/bb",  # this run's own
         "k-other": "conductor-2/run9/cc",  # another live conductor's
     }
-    broken: list[str] = []
-    reads: list[int] = []
+    locks = _Locks(held)
+    broken = locks.broken
     resumed: list[str] = []
-
-    class Locks(SemaphoreLockProvider):
-        def holders(self) -> dict[str, str]:
-            reads.append(1)
-            return {k: v for k, v in held.items() if k not in broken}
-
-        def break_lock(self, key: str, value: str) -> bool:
-            assert held[key] == value
-            broken.append(key)
-            return True
-
-    rt = dataclasses.replace(service.rt, locks=Locks())
+    rt = dataclasses.replace(service.rt, locks=locks)
     manager = service.conductor.manager
     sweeper = Takeover(rt, manager.queue, manager.steps)
     # a broken lock comes before the resume of the step it held
@@ -445,13 +444,13 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
     )
     try:
         sweeper.sweep(lambda: [host, "conductor-2"], False)  # not the leader
-        assert broken == ["k-elsewhere"] and len(reads) == 1
+        assert broken == ["k-elsewhere"] and locks.reads == 1
         sweeper.sweep(lambda: [host, "conductor-2"], False)
-        assert len(reads) == 1  # nothing calls for another look
+        assert locks.reads == 1  # nothing calls for another look
         held[uuid] = f"{host}/an-earlier-run/dd"
         _processing_left_by(service, uuid, payload, node, host, "an-earlier-run")
         sweeper.sweep(lambda: [host, "conductor-2"], False)
-        assert broken == ["k-elsewhere", uuid] and len(reads) == 2
+        assert broken == ["k-elsewhere", uuid] and locks.reads == 2
         sweeper.stop()
         assert resumed == [f"{uuid} after {sorted(['k-elsewhere', uuid])}"]
     finally:
@@ -494,7 +493,6 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
     from inspector.conductor.service import ConductorService
     from inspector.coordination.members import FixedConductor
     from inspector.db import engine, migration
-    from inspector.locking.semaphore import SemaphoreLockProvider
     from inspector.runtime import Runtime
     from tests.functional.fake_ironic import FakeIronic
 

@@ -32,6 +32,7 @@ import pytest
 import sqlalchemy as sa
 
 from inspector import faults
+from lab.machines import Machine
 from lab.ramdisk import post_continue
 from lab.split_cluster import ConductorServer, SplitCluster
 from tests.integration.conftest import (
@@ -220,20 +221,17 @@ BOUNDARIES = [
 ]
 
 
-@pytest.mark.parametrize("boundary", BOUNDARIES)
-@pytest.mark.timeout(180)
-def test_killed_at_a_step_boundary(
-    running: SplitCluster, lab: Lab, boundary: str
-) -> None:
-    """The conductor working the node exits at ``boundary``; the node still
-    finishes, within 30 s of the exit, on another conductor."""
-    point, step = boundary.split(":")
+def _exit_at(
+    running: SplitCluster, client: Client, machine: Machine, uuid: str, boundary: str
+) -> tuple[float, ConductorServer]:
+    """Start ``uuid`` (and post its ramdisk data for a processing
+    ``boundary``) with the fault armed: the conductor working the node exits
+    at ``boundary``. When it exited, and which conductor it was."""
+    step = boundary.split(":")[1]
     arming = pathlib.Path(running.arming)  # type: ignore[attr-defined]
     fired = arming.with_name(arming.name + ".fired")
     fired.unlink(missing_ok=True)
     arming.write_text(f"{boundary} exit\n")
-    client = Client(running.url)
-    machine, uuid = lab.machine()
     try:
         start(client, uuid, retry_for=30)
         if step == "processing":
@@ -252,6 +250,20 @@ def test_killed_at_a_step_boundary(
     dead = [c for c in running.conductors if c.pid and c.exited]
     assert len(dead) == 1, [c.host for c in dead]
     assert f"at {boundary} of node {uuid}" in dead[0].log_tail(10**6)
+    return killed_at, dead[0]
+
+
+@pytest.mark.parametrize("boundary", BOUNDARIES)
+@pytest.mark.timeout(180)
+def test_killed_at_a_step_boundary(
+    running: SplitCluster, lab: Lab, boundary: str
+) -> None:
+    """The conductor working the node exits at ``boundary``; the node still
+    finishes, within 30 s of the exit, on another conductor."""
+    point, step = boundary.split(":")
+    client = Client(running.url)
+    machine, uuid = lab.machine()
+    killed_at, _ = _exit_at(running, client, machine, uuid, boundary)
     if step == "starting":
         client.wait_for(uuid, "waiting", timeout=RESOLVE_WITHIN)
         status, body, _tries, _took = post_continue(running.url, machine.payload())
@@ -275,27 +287,9 @@ def test_killed_and_started_again_under_its_name(
     resumes its own step, and must not wait out the lock its earlier run
     took in etcd (the lease, 30 s here). It breaks that lock at its first
     look, so the node finishes well within the lease."""
-    arming = pathlib.Path(running.arming)  # type: ignore[attr-defined]
-    fired = arming.with_name(arming.name + ".fired")
-    fired.unlink(missing_ok=True)
-    arming.write_text("locked:processing exit\n")
     client = Client(running.url)
     machine, uuid = lab.machine()
-    try:
-        start(client, uuid, retry_for=30)
-        client.wait_for(uuid, "waiting", timeout=30)
-        status, body, _tries, _took = post_continue(running.url, machine.payload())
-        assert status == 200, body
-        wait_until(fired.exists, 30, "a conductor to lock the node", interval=0.02)
-    finally:
-        arming.unlink(missing_ok=True)
-    killed_at = time.monotonic()
-    wait_until(
-        lambda: any(c.exited for c in running.conductors if c.pid),
-        10,
-        "the conductor to exit",
-    )
-    (dead,) = [c for c in running.conductors if c.pid and c.exited]
+    killed_at, dead = _exit_at(running, client, machine, uuid, "locked:processing")
     dead.stop()
     dead.start(dbsync=False)  # the same host name, a new run
     body = client.wait_for(uuid, "finished", "error", timeout=LOCK_LEASE + 15)
