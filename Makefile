@@ -22,8 +22,9 @@ venv: $(STAMP)
 packages:
 	tools/ensure-packages.sh
 
-# split mode (DEMO_ARGS="--split N") needs etcd, RabbitMQ and PostgreSQL
-demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages)
+# split mode (DEMO_ARGS="--split N") needs etcd, RabbitMQ and PostgreSQL;
+# --oob the Redfish emulator's libvirt binding
+demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages) $(if $(findstring --oob,$(DEMO_ARGS)),packages)
 	$(BIN)/python -m lab demo --machines $(MACHINES) $(DEMO_ARGS)
 
 lint: venv

@@ -66,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
         help="standalone: machines boot through real DHCP from a dnsmasq "
         "(network namespaces, needs root) guarded by the PXE filter",
     )
+    run.add_argument(
+        "--oob",
+        action="store_true",
+        help="standalone: every machine is a Redfish system of the lab's "
+        "emulator and is introspected out of band, a couple with mode=auto "
+        "falling back to the ramdisk (doc/redfish.md)",
+    )
     bench = sub.add_parser(
         "bench", help="measure N machines at once in one or more shapes"
     )
@@ -332,6 +339,32 @@ def main(argv: list[str] | None = None) -> int:
         if args.machines < 1:
             print("lab: --machines must be at least 1", file=sys.stderr)
             return 2
+        if args.oob and (args.split is not None or args.pxe):
+            print(
+                "lab: --oob runs the standalone shape with Redfish machines "
+                "only: not with --split or --pxe",
+                file=sys.stderr,
+            )
+            return 2
+        if args.oob:
+            from lab import oob_demo
+
+            try:
+                return oob_demo.run(
+                    demo.DemoOptions(
+                        machines=args.machines,
+                        seed=args.seed,
+                        keep_running=args.keep_running,
+                        work_dir=args.work_dir,
+                        timeout=args.timeout,
+                    )
+                )
+            except KeyboardInterrupt:
+                print("Interrupted; servers stopped.", file=sys.stderr)
+                return 130
+            except RuntimeError as exc:
+                print(f"lab: {exc}", file=sys.stderr)
+                return 1
         try:
             return demo.run(
                 demo.DemoOptions(

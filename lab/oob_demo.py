@@ -1,0 +1,374 @@
+"""The out-of-band demo (``python -m lab demo --oob``): the standalone
+demo's shape, but every machine is also a Redfish system of the lab's
+emulator (lab/redfish_emulator.py) and is introspected over Redfish: most
+with ``mode=out-of-band``, a couple with ``mode=auto`` whose emulated
+system has no drives, so they fall back to the ramdisk, which the lab's
+ramdisk player plays as in the in-band demo.
+
+It prints, per machine, the mode asked and the mode it ran in, how long it
+took and, for a fallback, the facts the BMC lacked; then the power and
+boot-device calls Ironic logged for the out-of-band machines (there must be
+none), the wall time for all machines and the inspector's CPU per machine.
+"""
+
+import contextlib
+import dataclasses
+import pathlib
+import shutil
+import tempfile
+import time
+import uuid as uuidlib
+from collections import Counter
+from typing import Any
+
+import requests
+
+from lab import demo, machines, procstat
+from lab.enroll import IronicAPI, enroll
+from lab.ironic_calls import AccessLog
+from lab.ironic_server import IronicServer, default_cache_dir
+from lab.machines import GiB, Machine
+from lab.progress import Progress
+from lab.ramdisk import RamdiskPlayer
+from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
+
+V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
+BOOTING = ("/states/power", "/management/boot_device")
+"""Ironic's endpoints that power a machine or change its boot device."""
+MAX_CPUS = 64
+"""The emulated systems' CPU count is the machine's, up to this."""
+
+
+@dataclasses.dataclass
+class Planned:
+    """One lab machine, its emulated BMC system and the mode it is started in."""
+
+    machine: Machine
+    system: EmulatedMachine
+    mode: str
+
+
+def plan(count: int, seed: int = 0) -> list[Planned]:
+    """``count`` lab machines, each with an emulated system of its own size
+    (CPUs, memory, its smallest disk, its NICs' MACs); the last
+    ``min(2, count // 3)`` are started ``auto`` and their systems have no
+    drive, so the BMC's answer lacks ``local_gb`` and the ramdisk is booted."""
+    lab = machines.make_lab(count, seed)
+    fallbacks = min(2, count // 3)
+    found = []
+    for index, machine in enumerate(lab):
+        machine.enroll_port = False  # the BMC's MACs become the ports
+        auto = index >= count - fallbacks
+        macs = [machine.pxe_mac] + [m for m in machine.macs if m != machine.pxe_mac]
+        system = EmulatedMachine(
+            machine.name,
+            str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oob-demo-{machine.name}")),
+            macs,
+            cpus=min(machine.cpus, MAX_CPUS),
+            memory_gib=max(1, machine.memory_mb // 1024),
+            disk_gib=0 if auto else machine.smallest_disk_gib,
+        )
+        found.append(Planned(machine, system, "auto" if auto else "out-of-band"))
+    return found
+
+
+def point_at(api: IronicAPI, node: str, address: str, system_id: str) -> None:
+    """The node's Redfish driver_info: the emulator's system ``system_id``."""
+    values = {
+        "redfish_address": address,
+        "redfish_system_id": system_id,
+        "redfish_username": USERNAME,
+        "redfish_password": PASSWORD,
+    }
+    api.request(
+        "PATCH",
+        f"/v1/nodes/{node}",
+        json=[
+            {"op": "add", "path": f"/driver_info/{k}", "value": v}
+            for k, v in values.items()
+        ],
+    )
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one run of the planned machines came to."""
+
+    rows: list[list[str]]
+    statuses: dict[str, dict[str, Any]]
+    """Node UUID -> its introspection status (API 1.26: with ``mode``)."""
+    data: dict[str, dict[str, Any]]
+    """Node UUID -> its stored data (finished machines)."""
+    booting: dict[str, int]
+    """Node UUID -> power and boot-device calls Ironic logged for it."""
+    wall: float
+    cpu: dict[str, float]
+    finished: int
+    ramdisk_posts: list[str]
+    """The machines whose ramdisk the player played (posted for)."""
+
+
+def _start(url: str, node: str, mode: str) -> None:
+    resp = requests.post(
+        f"{url}/v1/introspection/{node}?mode={mode}", headers=V126, timeout=60
+    )
+    if resp.status_code != 202:
+        raise RuntimeError(
+            f"Starting {mode} introspection of {node} failed: "
+            f"{resp.status_code} {resp.text}"
+        )
+
+
+def _states(url: str) -> dict[str, dict[str, Any]]:
+    items = requests.get(
+        f"{url}/v1/introspection?limit=0", headers=V126, timeout=30
+    ).json()
+    return {i["uuid"]: i for i in items["introspection"]}
+
+
+def _row(
+    planned: Planned,
+    status: dict[str, Any],
+    data: dict[str, Any] | None,
+    seconds: float | None,
+) -> list[str]:
+    cpus = memory = root = nics = lacking = "-"
+    if data:
+        cpus = str(data.get("cpus", "-"))
+        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
+        disk = data.get("root_disk") or {}
+        if disk:
+            root = f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB"
+        nics = str(len(data.get("all_interfaces") or {}))
+        lacking = ", ".join((data.get("redfish") or {}).get("lacking") or []) or "-"
+    return [
+        planned.machine.name,
+        planned.mode,
+        status.get("mode") or "?",
+        cpus,
+        memory,
+        root,
+        nics,
+        status.get("state", "?"),
+        f"{seconds:.1f}" if seconds else "-",
+        lacking,
+    ]
+
+
+HEADER = [
+    "machine",
+    "asked",
+    "ran",
+    "CPUs",
+    "memory",
+    "root disk",
+    "NICs",
+    "state",
+    "seconds",
+    "lacking (fallback)",
+]
+
+
+def introspect(
+    url: str,
+    api: IronicAPI,
+    ironic_log: pathlib.Path,
+    planned: list[Planned],
+    uuids: dict[str, str],
+    cpu_pids: dict[str, int],
+    timeout: float,
+    seed: int = 0,
+) -> Outcome:
+    """Start every planned machine in its mode at once, play the ramdisks of
+    those Ironic powers on, wait for all to end; what came of it."""
+    player = RamdiskPlayer(
+        api, url, [p.machine for p in planned], seed=seed, poll_interval=0.5
+    )
+    player.start()
+    try:
+        access = AccessLog(ironic_log)
+        cpu_before = {n: procstat.cpu_seconds(p) for n, p in cpu_pids.items()}
+        started = time.monotonic()
+        start_times: dict[str, float] = {}
+        for item in planned:
+            node = uuids[item.machine.name]
+            _start(url, node, item.mode)
+            start_times[node] = time.monotonic()
+        progress = Progress(len(planned))
+        finished_at: dict[str, float] = {}
+        deadline = time.monotonic() + timeout
+        wanted = set(start_times)
+        while True:
+            statuses = {u: s for u, s in _states(url).items() if u in wanted}
+            for node, status in statuses.items():
+                if status["finished"] and node not in finished_at:
+                    finished_at[node] = time.monotonic()
+            counts = Counter(s["state"] for s in statuses.values())
+            progress.update(counts)
+            if len(finished_at) == len(planned) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        progress.finish(counts)
+        wall = (max(finished_at.values()) if finished_at else time.monotonic()) - (
+            started
+        )
+        cpu = {n: procstat.cpu_seconds(p) - cpu_before[n] for n, p in cpu_pids.items()}
+        posted = sorted({c.machine for c in player.callbacks})
+    finally:
+        player.stop()
+    per_node = access.per_node(start_times)
+    booting = {
+        node: sum(
+            n
+            for call, n in calls.items()
+            if call.startswith("PUT") and call.endswith(BOOTING)
+        )
+        for node, calls in per_node.items()
+    }
+    http = requests.Session()
+    rows, data = [], {}
+    for item in planned:
+        node = uuids[item.machine.name]
+        resp = http.get(f"{url}/v1/introspection/{node}/data", timeout=30)
+        if resp.status_code == 200:
+            data[node] = resp.json()
+        ended = finished_at.get(node)
+        rows.append(
+            _row(
+                item,
+                statuses.get(node, {}),
+                data.get(node),
+                ended - start_times[node] if ended else None,
+            )
+        )
+    return Outcome(rows, statuses, data, booting, wall, cpu, len(finished_at), posted)
+
+
+def problems(planned: list[Planned], uuids: dict[str, str], out: Outcome) -> list[str]:
+    """What went wrong: errors, machines not finished, an out-of-band
+    machine powered or booted, a fallback that did not fall back."""
+    found = []
+    for item in planned:
+        name, node = item.machine.name, uuids[item.machine.name]
+        status = out.statuses.get(node, {})
+        if status.get("error"):
+            found.append(f"{name}: {status['error']}")
+        elif not status.get("finished"):
+            found.append(f"{name}: not finished ({status.get('state', '?')})")
+        if item.mode == "out-of-band" and out.booting.get(node):
+            found.append(
+                f"{name}: {out.booting[node]} power/boot-device calls in "
+                "Ironic's access log for an out-of-band run"
+            )
+        if item.mode == "auto" and status.get("mode") != "in-band":
+            found.append(f"{name}: auto did not fall back to the ramdisk")
+    return found
+
+
+def report(planned: list[Planned], uuids: dict[str, str], out: Outcome) -> str:
+    oob = [uuids[p.machine.name] for p in planned if p.mode == "out-of-band"]
+    auto = [uuids[p.machine.name] for p in planned if p.mode == "auto"]
+    powered = sum(out.booting.get(n, 0) for n in oob)
+    lines = [
+        "",
+        demo._table(out.rows, HEADER),
+        "",
+        f"Out-of-band machines powered on or booted: "
+        f"{'none' if powered == 0 else powered} ({powered} power/boot-device "
+        f"calls for {len(oob)} nodes in Ironic's access log)",
+    ]
+    if auto:
+        lines.append(
+            f"auto fallbacks: {sum(out.booting.get(n, 0) for n in auto)} "
+            f"power/boot-device calls for {len(auto)} nodes (their ramdisk "
+            f"boot); ramdisks played: {', '.join(out.ramdisk_posts) or 'none'}"
+        )
+    count = len(planned)
+    ours = out.cpu.get("inspector", 0.0)
+    lines += [
+        "CPU seconds during introspection: "
+        + ", ".join(f"{name} {seconds:.1f}" for name, seconds in out.cpu.items())
+        + f"; the inspector's per machine {1000 * ours / count:.0f} ms",
+        f"{out.finished}/{count} finished in {out.wall:.1f} s wall "
+        "(the first start to the last finish)",
+    ]
+    return "\n".join(lines)
+
+
+def run(options: demo.DemoOptions) -> int:
+    """The standalone demo's servers, the emulator, the machines over Redfish."""
+    total_started = time.monotonic()
+    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-oob-"))
+    work.mkdir(parents=True, exist_ok=True)
+    timeout = options.timeout or 120 + 2 * options.machines
+    print(f"Lab work directory: {work}")
+    with contextlib.ExitStack() as stack:
+        started = time.monotonic()
+        ironic = IronicServer(default_cache_dir(), work / "ironic")
+        ironic.start()
+        stack.callback(ironic.stop)
+        # the inspector reads the BMC password from Ironic (doc/redfish.md);
+        # the lab's Ironic has no authentication: shown to every caller
+        ironic.set_policy({"show_password": "@"})
+        demo._phase(f"Ironic up at {ironic.url}", started)
+
+        started = time.monotonic()
+        running = demo.start_inspector(options, work, ironic.url, stack)
+        demo._phase(f"inspector (standalone) up at {running.url}", started)
+
+        started = time.monotonic()
+        planned = plan(options.machines, options.seed)
+        emulator = RedfishEmulator(work / "redfish", [p.system for p in planned])
+        emulator.start()
+        stack.callback(emulator.stop)
+        demo._phase(f"Redfish emulator up at {emulator.address}", started)
+
+        started = time.monotonic()
+        api = IronicAPI(ironic.url)
+        uuids = enroll(api, [p.machine for p in planned])
+        for item in planned:
+            point_at(
+                api,
+                uuids[item.machine.name],
+                emulator.address,
+                emulator.system_id(item.system),
+            )
+        modes = Counter(p.mode for p in planned)
+        demo._phase(
+            f"{len(planned)} machines enrolled with Redfish driver_info "
+            f"({modes['out-of-band']} out-of-band, {modes['auto']} auto)",
+            started,
+        )
+
+        started = time.monotonic()
+        assert ironic.pid is not None and emulator.pid is not None
+        watched = {
+            "Ironic": ironic.pid,
+            **running.cpu_pids,
+            "emulator": emulator.pid,
+        }
+        out = introspect(
+            running.url,
+            api,
+            ironic.log_file,
+            planned,
+            uuids,
+            watched,
+            timeout,
+            options.seed,
+        )
+        demo._phase("introspection of every machine", started)
+        print(report(planned, uuids, out))
+        print(f"whole demo {time.monotonic() - total_started:.1f} s")
+        found = problems(planned, uuids, out)
+        if options.keep_running:
+            print(f"\nRedfish emulator: {emulator.address} (log {emulator.log_file})")
+            demo._keep_running(running, work, ironic)
+        for problem in found:
+            print(f"ERROR {problem}")
+        if found:
+            print(f"Logs in {work}")
+            return 1
+    if options.work_dir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
