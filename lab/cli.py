@@ -247,6 +247,23 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if failed or failures else 0
 
 
+def oob_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``demo --oob`` cannot run with the other options given, if so."""
+    if not args.oob:
+        return None
+    others = [
+        name
+        for name, given in (("--split", args.split is not None), ("--pxe", args.pxe))
+        if given
+    ]
+    if not others:
+        return None
+    return (
+        "--oob runs the standalone shape, its machines over Redfish: not with "
+        + " or ".join(others)
+    )
+
+
 def _terminated(signo: int, _frame: object) -> None:
     raise SystemExit(128 + signo)
 
@@ -339,12 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.machines < 1:
             print("lab: --machines must be at least 1", file=sys.stderr)
             return 2
-        if args.oob and (args.split is not None or args.pxe):
-            print(
-                "lab: --oob runs the standalone shape with Redfish machines "
-                "only: not with --split or --pxe",
-                file=sys.stderr,
-            )
+        if refusal := oob_refusal(args):
+            print(f"lab: {refusal}", file=sys.stderr)
             return 2
         if args.oob:
             from lab import oob_demo

@@ -180,3 +180,26 @@ def test_repair_is_a_swapped_disk_and_less_memory() -> None:
     assert sorted((c["component"], c["kind"]) for c in found) == sorted(
         [(f"disk:{old}", "removed"), (f"disk:{new}", "added"), ("memory", "changed")]
     )
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [
+        ([], None),
+        (["--split", "2"], "--split"),
+        (["--pxe"], "--pxe"),
+    ],
+)
+def test_demo_oob_refuses_the_shapes_it_does_not_run(
+    extra: list[str], refused: str | None
+) -> None:
+    from lab import cli
+
+    args = cli._parser().parse_args(["demo", "--oob", *extra])
+    message = cli.oob_refusal(args)
+    if refused is None:
+        assert message is None
+    else:
+        assert message is not None and refused in message and "--oob" in message
+    # without --oob the same options are the in-band demo's own
+    assert cli.oob_refusal(cli._parser().parse_args(["demo", *extra])) is None

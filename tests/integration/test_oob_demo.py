@@ -1,0 +1,79 @@
+"""``python -m lab demo --oob`` (lab/oob_demo.py) in small: three machines
+out of band and one ``auto`` falling back to the ramdisk, on the shared
+Ironic with the lab's Redfish emulator, through the demo's own
+``introspect``, ``problems`` and ``report``."""
+
+from collections.abc import Iterator
+
+import pytest
+
+from lab import oob_demo
+from lab.enroll import IronicAPI, enroll
+from lab.inspector_server import InspectorServer
+from lab.ironic_server import IronicServer
+from lab.redfish_emulator import RedfishEmulator
+from tests.integration.conftest import start_inspector
+
+
+@pytest.fixture
+def unmasked(ironic: IronicServer) -> Iterator[None]:
+    ironic.set_policy({"show_password": "@"})
+    yield
+    ironic.set_policy({})
+
+
+def test_oob_demo_in_small(
+    ironic: IronicServer,
+    ironic_api: IronicAPI,
+    tmp_path_factory: pytest.TempPathFactory,
+    unmasked: None,
+) -> None:
+    planned = oob_demo.plan(4, seed=35, first=35_001)
+    assert [p.mode for p in planned] == ["out-of-band"] * 3 + ["auto"]
+    inspector: InspectorServer = start_inspector(
+        tmp_path_factory.mktemp("inspector-oob-demo"), ironic
+    )
+    emulator = RedfishEmulator(
+        tmp_path_factory.mktemp("redfish-oob-demo"), [p.system for p in planned]
+    )
+    try:
+        emulator.start()
+        uuids = enroll(ironic_api, [p.machine for p in planned])
+        for item in planned:
+            oob_demo.point_at(
+                ironic_api,
+                uuids[item.machine.name],
+                emulator.address,
+                emulator.system_id(item.system),
+            )
+        assert inspector.pid is not None
+        out = oob_demo.introspect(
+            inspector.url,
+            ironic_api,
+            ironic.log_file,
+            planned,
+            uuids,
+            {"inspector": inspector.pid},
+            timeout=60,
+            seed=35,
+        )
+    finally:
+        emulator.stop()
+        assert inspector.stop() == 0, inspector.log_tail()
+    assert oob_demo.problems(planned, uuids, out) == []
+    assert out.finished == 4
+    # the player played only the fallback's ramdisk; it was booted for it
+    fallback = planned[3]
+    assert out.ramdisk_posts == [fallback.machine.name]
+    assert out.booting[uuids[fallback.machine.name]] > 0
+    text = oob_demo.report(planned, uuids, out)
+    assert "powered on or booted: none (0 power/boot-device calls for 3 nodes" in text
+    rows = {row[0]: row for row in out.rows}
+    assert rows[fallback.machine.name][1:3] == ["auto", "in-band"]
+    assert rows[fallback.machine.name][-1] == "local_gb (no drives)"
+    for item in planned[:3]:
+        row = rows[item.machine.name]
+        assert row[1:3] == ["out-of-band", "out-of-band"]
+        # the emulated system's sizes came through the BMC
+        assert row[3] == str(item.system.cpus)
+        assert row[4] == f"{item.system.memory_gib} GiB"
