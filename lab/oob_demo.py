@@ -93,7 +93,7 @@ def point_at(api: IronicAPI, node: str, address: str, system_id: str) -> None:
 
 
 @dataclasses.dataclass
-class Outcome:
+class OobDemoOutcome:
     """What one run of the planned machines came to."""
 
     rows: list[list[str]]
@@ -180,7 +180,7 @@ def introspect(
     cpu_pids: dict[str, int],
     timeout: float,
     seed: int = 0,
-) -> Outcome:
+) -> OobDemoOutcome:
     """Start every planned machine in its mode at once, play the ramdisks of
     those Ironic powers on, wait for all to end; what came of it."""
     player = RamdiskPlayer(
@@ -247,10 +247,14 @@ def introspect(
                 ended - start_times[node] if ended else None,
             )
         )
-    return Outcome(rows, statuses, data, booting, wall, cpu, len(finished_at), posted)
+    return OobDemoOutcome(
+        rows, statuses, data, booting, wall, cpu, len(finished_at), posted
+    )
 
 
-def problems(planned: list[Planned], uuids: dict[str, str], out: Outcome) -> list[str]:
+def problems(
+    planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome
+) -> list[str]:
     """What went wrong: errors, machines not finished, an out-of-band
     machine powered or booted, a fallback that did not fall back."""
     found = []
@@ -271,7 +275,7 @@ def problems(planned: list[Planned], uuids: dict[str, str], out: Outcome) -> lis
     return found
 
 
-def report(planned: list[Planned], uuids: dict[str, str], out: Outcome) -> str:
+def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -> str:
     oob = [uuids[p.machine.name] for p in planned if p.mode == "out-of-band"]
     auto = [uuids[p.machine.name] for p in planned if p.mode == "auto"]
     powered = sum(out.booting.get(n, 0) for n in oob)
