@@ -179,49 +179,41 @@ def introspect(
     uuids: dict[str, str],
     cpu_pids: dict[str, int],
     timeout: float,
-    seed: int = 0,
+    player: RamdiskPlayer,
 ) -> OobDemoOutcome:
-    """Start every planned machine in its mode at once, play the ramdisks of
-    those Ironic powers on, wait for all to end; what came of it."""
-    player = RamdiskPlayer(
-        api, url, [p.machine for p in planned], seed=seed, poll_interval=0.5
-    )
-    player.start()
-    try:
-        access = AccessLog(ironic_log)
-        cpu_before = {n: procstat.cpu_seconds(p) for n, p in cpu_pids.items()}
-        started = time.monotonic()
+    """Start every planned machine in its mode, 8 at a time, and wait for
+    all to end; ``player`` (started, watching the planned machines) plays
+    the ramdisks of those Ironic powers on. What came of it."""
+    access = AccessLog(ironic_log)
+    cpu_before = {n: procstat.cpu_seconds(p) for n, p in cpu_pids.items()}
+    started = time.monotonic()
 
-        def start(item: Planned) -> tuple[str, float]:
-            node = uuids[item.machine.name]
-            _start(url, node, item.mode)
-            return node, time.monotonic()
+    def start(item: Planned) -> tuple[str, float]:
+        node = uuids[item.machine.name]
+        _start(url, node, item.mode)
+        return node, time.monotonic()
 
-        # several at a time, like an operator's script (the demo's 8)
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            start_times = dict(pool.map(start, planned))
-        progress = Progress(len(planned))
-        finished_at: dict[str, float] = {}
-        deadline = time.monotonic() + timeout
-        wanted = set(start_times)
-        while True:
-            statuses = {u: s for u, s in _states(url).items() if u in wanted}
-            for node, status in statuses.items():
-                if status["finished"] and node not in finished_at:
-                    finished_at[node] = time.monotonic()
-            counts = Counter(s["state"] for s in statuses.values())
-            progress.update(counts)
-            if len(finished_at) == len(planned) or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        progress.finish(counts)
-        wall = (max(finished_at.values()) if finished_at else time.monotonic()) - (
-            started
-        )
-        cpu = {n: procstat.cpu_seconds(p) - cpu_before[n] for n, p in cpu_pids.items()}
-        posted = sorted({c.machine for c in player.callbacks})
-    finally:
-        player.stop()
+    # several at a time, like an operator's script (the demo's 8)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        start_times = dict(pool.map(start, planned))
+    progress = Progress(len(planned))
+    finished_at: dict[str, float] = {}
+    deadline = time.monotonic() + timeout
+    wanted = set(start_times)
+    while True:
+        statuses = {u: s for u, s in _states(url).items() if u in wanted}
+        for node, status in statuses.items():
+            if status["finished"] and node not in finished_at:
+                finished_at[node] = time.monotonic()
+        counts = Counter(s["state"] for s in statuses.values())
+        progress.update(counts)
+        if len(finished_at) == len(planned) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    progress.finish(counts)
+    wall = (max(finished_at.values()) if finished_at else time.monotonic()) - started
+    cpu = {n: procstat.cpu_seconds(p) - cpu_before[n] for n, p in cpu_pids.items()}
+    posted = sorted({c.machine for c in player.callbacks})
     per_node = access.per_node(start_times)
     booting = {
         node: sum(
@@ -275,6 +267,10 @@ def problems(
     return found
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -> str:
     oob = [uuids[p.machine.name] for p in planned if p.mode == "out-of-band"]
     auto = [uuids[p.machine.name] for p in planned if p.mode == "auto"]
@@ -285,12 +281,12 @@ def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -
         "",
         f"Out-of-band machines powered on or booted: "
         f"{'none' if powered == 0 else powered} ({powered} power/boot-device "
-        f"calls for {len(oob)} nodes in Ironic's access log)",
+        f"calls for {_count(len(oob), 'node')} in Ironic's access log)",
     ]
     if auto:
         lines.append(
             f"auto fallbacks: {sum(out.booting.get(n, 0) for n in auto)} "
-            f"power/boot-device calls for {len(auto)} nodes (their ramdisk "
+            f"power/boot-device calls for {_count(len(auto), 'node')} (their ramdisk "
             f"boot); ramdisks played: {', '.join(out.ramdisk_posts) or 'none'}"
         )
     for mode in ("out-of-band", "auto"):
@@ -300,9 +296,14 @@ def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -
             if p.mode == mode and row[8] != "-"
         ]
         if took:
+            span = (
+                f"{min(took):.1f}-{max(took):.1f}"
+                if len(took) > 1
+                else f"{took[0]:.1f}"
+            )
             lines.append(
-                f"{mode}: {len(took)} machines finished in {min(took):.1f}-"
-                f"{max(took):.1f} s each (from its start)"
+                f"{mode}: {_count(len(took), 'machine')} finished in {span} s "
+                "from its start"
             )
     count = len(planned)
     ours = out.cpu.get("inspector", 0.0)
@@ -368,6 +369,17 @@ def run(options: demo.DemoOptions) -> int:
             **running.cpu_pids,
             "emulator": emulator.pid,
         }
+        # a 0.5 s watch keeps the player's node listing off Ironic's CPU;
+        # it plays on with --keep-running (an in-band start finishes)
+        player = RamdiskPlayer(
+            api,
+            running.url,
+            [p.machine for p in planned],
+            seed=options.seed,
+            poll_interval=0.5,
+        )
+        player.start()
+        stack.callback(player.stop)
         out = introspect(
             running.url,
             api,
@@ -376,14 +388,20 @@ def run(options: demo.DemoOptions) -> int:
             uuids,
             watched,
             timeout,
-            options.seed,
+            player,
         )
         demo._phase("introspection of every machine", started)
         print(report(planned, uuids, out))
         print(f"whole demo {time.monotonic() - total_started:.1f} s")
         found = problems(planned, uuids, out)
         if options.keep_running:
-            print(f"\nRedfish emulator: {emulator.address} (log {emulator.log_file})")
+            print(
+                f"\nRedfish emulator: {emulator.address} (log "
+                f"{emulator.log_file}); out of band (API 1.26):\n  curl -X POST "
+                "-H 'X-OpenStack-Ironic-Inspector-API-Version: 1.26' "
+                f"'{running.url}/v1/introspection/{planned[0].machine.name}"
+                "?mode=out-of-band'"
+            )
             demo._keep_running(running, work, ironic)
         for problem in found:
             print(f"ERROR {problem}")

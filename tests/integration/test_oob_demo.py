@@ -11,6 +11,7 @@ from lab import oob_demo
 from lab.enroll import IronicAPI, enroll
 from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer
+from lab.ramdisk import RamdiskPlayer
 from lab.redfish_emulator import RedfishEmulator
 from tests.integration.conftest import start_inspector
 
@@ -36,6 +37,10 @@ def test_oob_demo_in_small(
     emulator = RedfishEmulator(
         tmp_path_factory.mktemp("redfish-oob-demo"), [p.system for p in planned]
     )
+    player = RamdiskPlayer(
+        ironic_api, inspector.url, [p.machine for p in planned], poll_interval=0.5
+    )
+    player.start()
     try:
         emulator.start()
         uuids = enroll(ironic_api, [p.machine for p in planned])
@@ -55,9 +60,10 @@ def test_oob_demo_in_small(
             uuids,
             {"inspector": inspector.pid},
             timeout=60,
-            seed=35,
+            player=player,
         )
     finally:
+        player.stop()
         emulator.stop()
         assert inspector.stop() == 0, inspector.log_tail()
     assert oob_demo.problems(planned, uuids, out) == []
