@@ -203,12 +203,15 @@ class Takeover:
         before it can resume its own steps. No second look is needed: host
         names are unique to a conductor, and this run is its only one."""
         for key, value in sorted(locks.items()):
-            if holder_host(value) == host and holder_run(value) not in (None, run_id):
-                self._break_lock(
+            if holder_host(value) != host or holder_run(value) in (None, run_id):
+                continue
+            if self._break_lock(key, value):
+                LOG.warning(
+                    "Broke a node lock of an earlier run of this conductor "
+                    "(%s, run %s): %s",
+                    host,
+                    holder_run(value),
                     key,
-                    value,
-                    f"an earlier run of this conductor ({host}, run "
-                    f"{holder_run(value)})",
                 )
 
     def _break_dead_locks(
@@ -230,22 +233,25 @@ class Takeover:
             if holder_host(value) not in (None, *alive)
         }
         for key, value in sorted(dead & self._suspects):
-            self._break_lock(
-                key, value, f"conductor {holder_host(value)}, which left the group"
-            )
+            if self._break_lock(key, value):
+                LOG.warning(
+                    "Broke a node lock of conductor %s, which left the group: %s",
+                    holder_host(value),
+                    key,
+                )
         self._suspects = dead
 
-    def _break_lock(self, key: str, value: str, whose: str) -> None:
-        """Break ``key`` if it still holds ``value``; a failure is tried
-        again on the next sweep."""
+    def _break_lock(self, key: str, value: str) -> bool:
+        """Break ``key`` if it still holds ``value``; whether it did (a
+        failure is tried again on the next sweep)."""
         try:
             broken = self.rt.locks.break_lock(key, value)
         except Exception as exc:
             LOG.debug("Could not break lock %s: %s", key, exc)
-            return
+            return False
         if broken:
             metrics.LOCKS_BROKEN.inc()
-            LOG.warning("Broke a node lock of %s: %s", whose, key)
+        return bool(broken)
 
     def resume(
         self, record: IntrospectionRecord, reason: str, cause: str = "owner_left"
