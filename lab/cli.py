@@ -359,27 +359,13 @@ def main(argv: list[str] | None = None) -> int:
         if refusal := oob_refusal(args):
             print(f"lab: {refusal}", file=sys.stderr)
             return 2
-        if args.oob:
+        run = demo.run
+        if args.oob:  # --split and --pxe are refused with it above
             from lab import oob_demo
 
-            try:
-                return oob_demo.run(
-                    demo.DemoOptions(
-                        machines=args.machines,
-                        seed=args.seed,
-                        keep_running=args.keep_running,
-                        work_dir=args.work_dir,
-                        timeout=args.timeout,
-                    )
-                )
-            except KeyboardInterrupt:
-                print("Interrupted; servers stopped.", file=sys.stderr)
-                return 130
-            except RuntimeError as exc:
-                print(f"lab: {exc}", file=sys.stderr)
-                return 1
+            run = oob_demo.run
         try:
-            return demo.run(
+            return run(
                 demo.DemoOptions(
                     machines=args.machines,
                     seed=args.seed,
