@@ -9,7 +9,10 @@ import subprocess
 import sys
 import time
 
-from lab import loopback
+from lab import loopback, waiting
+
+RELOADED = "Configuration reloaded"
+"""What the service logs when SIGHUP applied the changed options."""
 
 
 def _executable(name: str) -> str:
@@ -187,6 +190,21 @@ class InspectorServer:
     def signal(self, signo: int) -> None:
         if self._proc is not None:
             os.kill(self._proc.pid, signo)
+
+    def reload(self, options: dict[str, dict[str, str]]) -> None:
+        """Change ``options`` in the running server's config file and send
+        SIGHUP (mutable options apply); returns once it says so."""
+        for group, values in options.items():
+            self.options.setdefault(group, {}).update(values)
+        done = self.log_file.read_text(errors="replace").count(RELOADED)
+        self.config_file.write_text(self._config())
+        self.signal(signal.SIGHUP)
+        waiting.wait_until(
+            lambda: self.log_file.read_text(errors="replace").count(RELOADED),
+            30,
+            "the configuration reloaded",
+            until=lambda count: count > done,
+        )
 
     def stop(self, timeout: float = 15) -> int | None:
         """SIGTERM, then SIGKILL after ``timeout``; returns the exit code."""

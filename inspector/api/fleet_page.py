@@ -72,7 +72,7 @@ def get_fleet() -> flask.Response:
         opts.page_changes,
         rules,
     )
-    held = fleet_view.of(rt.db)
+    held = fleet_view.of(rt)
     return _html(held.cached(("page", depends), lambda: _render(rt, rules)))
 
 
@@ -105,7 +105,7 @@ def _parts(live: LiveFleet, rt: Runtime, rules: Any) -> dict[str, Any]:
 
 def _render(rt: Runtime, rules: Any) -> str:
     opts = rt.conf.inventory
-    held = fleet_view.of(rt.db)
+    held = fleet_view.of(rt)
     parts = held.view(lambda live: _parts(live, rt, rules))
     changes = held.recent_changes(opts.page_changes)
     return flask.render_template(

@@ -8,8 +8,8 @@ cheap statement: :func:`inspector.db.fleet.fingerprint`); when it did,
 the nodes whose latest run ended since the last read (less an hour, for
 runs committed late) are read and applied, each costing the work of its
 peer group and switch ports. The whole view is read again every
-:data:`inspector.db.fleet.FULL_READ_SECONDS` in the background, as a
-safety net, without holding up requests.
+``[inventory]full_read_interval`` seconds in the background, as a
+safety net, a chunk at a time so requests are not held up.
 """
 
 import logging
@@ -19,9 +19,10 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from inspector.db import fleet
+from inspector.db import fleet, models
 from inspector.db.engine import Database
 from inspector.fleet.live import LiveFleet
+from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class HeldFleet:
         self._changes_limit = 0
         self._answers: dict[Hashable, Any] = {}
         self._answers_version = -1
+        self.full_read_interval = 300.0
+        """Seconds between two whole reads (``[inventory]full_read_interval``)."""
 
     def sync(self) -> None:
         """Bring the view up to date with the database: one statement when
@@ -63,7 +66,7 @@ class HeldFleet:
             with self._reading:
                 if current != self._fingerprint:
                     self._read(current)
-        if time.monotonic() - self._full_at > fleet.FULL_READ_SECONDS:
+        if time.monotonic() - self._full_at > self.full_read_interval:
             self._refresh_whole()
 
     def _read(self, current: tuple[Any, ...]) -> None:
@@ -99,29 +102,48 @@ class HeldFleet:
 
     def _read_whole(self) -> None:
         """Read the whole view and apply what differs: what the reads of
-        changes could not see. A node read newer meanwhile is kept; a node
-        missing from the whole read is dropped only when its run is older
-        than the read's window (a newer one is checked by the next read
-        of changes, which this makes happen)."""
+        changes could not see. It goes :data:`inspector.db.fleet.CHUNK`
+        nodes at a time, each chunk applied under the locks briefly and
+        followed by a pause as long as the chunk took, so requests
+        meanwhile wait at most one chunk's work (at 10,000 nodes the
+        whole read costs about 0.4 s of CPU). A node read newer meanwhile
+        is kept; a node missing from the whole read is dropped only when
+        its run is older than the read's window (a newer one is checked
+        by the next read of changes, which this makes happen)."""
         try:
-            delta = fleet.read_changes(self.db)
-            oldest = (delta.read_at - fleet.RECENT).isoformat()
+            read_at = models.utcnow()
+            oldest = (read_at - fleet.RECENT).isoformat()
+            read: set[str] = set()
+            changed = 0
+            began = time.monotonic()
+            for chunk in fleet.whole_in_chunks(self.db, fleet.CHUNK):
+                started = time.monotonic()
+                read.update(chunk)
+                with self._reading, self._guard:
+                    for node_facts, links in chunk.values():
+                        held = self._live.get(node_facts["uuid"])
+                        if held and held[0]["finished_at"] > node_facts["finished_at"]:
+                            continue
+                        changed += self._live.put(node_facts, links)
+                time.sleep(time.monotonic() - started)
             with self._reading:
                 with self._guard:
                     for uuid in self._live.uuids():
                         held = self._live.get(uuid)
-                        if uuid not in delta.nodes and held is not None:
+                        if uuid not in read and held is not None:
                             if held[0]["finished_at"] < oldest:
-                                self._live.drop(uuid)
-                    for uuid, (node_facts, links) in delta.nodes.items():
-                        held = self._live.get(uuid)
-                        if held and held[0]["finished_at"] > node_facts["finished_at"]:
-                            continue
-                        self._live.put(node_facts, links)
+                                changed += self._live.drop(uuid)
                     self._changes = None  # read again when asked (pruned)
-                if self._read_at is None or delta.read_at < self._read_at:
-                    self._read_at = delta.read_at
+                if self._read_at is None or read_at < self._read_at:
+                    self._read_at = read_at
                 self._fingerprint = None  # the next request reads the changes
+            LOG.info(
+                "Read the whole fleet view again: %d nodes, %d changed that "
+                "the reads of runs had not seen, in %.1f s",
+                len(read),
+                changed,
+                time.monotonic() - began,
+            )
         except Exception:
             LOG.exception("Reading the whole fleet view again failed")
         finally:
@@ -171,10 +193,12 @@ _HELD: "weakref.WeakKeyDictionary[Database, HeldFleet]" = weakref.WeakKeyDiction
 _HELD_GUARD = threading.Lock()
 
 
-def of(db: Database) -> HeldFleet:
-    """The fleet view of ``db`` held by this process."""
+def of(rt: Runtime) -> HeldFleet:
+    """The fleet view of the runtime's database held by this process (its
+    whole-read interval from the options, which SIGHUP may change)."""
     with _HELD_GUARD:
-        held = _HELD.get(db)
+        held = _HELD.get(rt.db)
         if held is None:
-            held = _HELD[db] = HeldFleet(db)
+            held = _HELD[rt.db] = HeldFleet(rt.db)
+        held.full_read_interval = rt.conf.inventory.full_read_interval
         return held

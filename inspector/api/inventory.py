@@ -62,7 +62,7 @@ def _answer(compute: Callable[[], dict[str, Any]], *depends: Any) -> flask.Respo
     large answer)."""
     request = flask.request
     key = ("json", request.path, request.query_string, *depends)
-    held = fleet_view.of(_rt().db)
+    held = fleet_view.of(_rt())
     body = held.cached(key, lambda: flask.current_app.json.dumps(compute()))
     return flask.Response(body, mimetype="application/json")
 
@@ -93,14 +93,14 @@ def list_inventory() -> flask.Response:
 def all_facts(rt: Runtime) -> list[dict[str, Any]]:
     """Every node's facts, by UUID, as this process holds them (shared:
     do not change them)."""
-    return fleet_view.of(rt.db).view(lambda live: live.facts())
+    return fleet_view.of(rt).view(lambda live: live.facts())
 
 
 @blueprint.get("/summary")
 def get_summary() -> flask.Response:
     group_by = flask.request.args.get("group_by", "product")
     filters = _filters()
-    held = fleet_view.of(_rt().db)
+    held = fleet_view.of(_rt())
 
     def compute() -> dict[str, Any]:
         if filters:
@@ -117,7 +117,7 @@ def find_outliers(rt: Runtime) -> list[dict[str, Any]]:
     opts = rt.conf.inventory
     peer_facts = tuple(opts.peer_facts)
     min_peers, share = opts.min_peers, opts.peer_share
-    return fleet_view.of(rt.db).view(
+    return fleet_view.of(rt).view(
         lambda live: live.peer_groups(peer_facts, min_peers, share).outliers()
     )
 
@@ -202,7 +202,7 @@ def get_cabling() -> flask.Response:
     rt = _rt()
     # the file's rules are part of the answer: read before the cache
     rules = cabling_rules(rt)
-    held = fleet_view.of(rt.db)
+    held = fleet_view.of(rt)
     # written from each link's JSON kept since its node last changed
     body = held.cached(
         ("cabling-json", rules),

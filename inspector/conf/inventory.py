@@ -53,6 +53,18 @@ OPTS = [
         "when it changes. Unset: no such check.",
     ),
     cfg.IntOpt(
+        "full_read_interval",
+        default=300,
+        min=1,
+        mutable=True,
+        help="Seconds between two whole reads of the fleet view by each API "
+        "process, in the background. Requests read only the nodes whose "
+        "runs are new; the whole read is the safety net for a change they "
+        "cannot see (a run committed more than an hour after it ended). "
+        "It reads and applies 500 nodes at a time and pauses between them, "
+        "so requests are not held up while it runs.",
+    ),
+    cfg.IntOpt(
         "page_changes",
         default=50,
         min=1,

@@ -10,7 +10,7 @@ node through the runs' primary key.
 import dataclasses
 import datetime
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any, cast
 
 import sqlalchemy as sa
@@ -184,10 +184,32 @@ _RECENT_RUNS = sa.select(_RUNS.c.run).where(
 RECENT = datetime.timedelta(hours=1)
 """How far back the fingerprint counts runs (see :func:`fingerprint`), and
 how far before the last read the next one starts."""
-FULL_READ_SECONDS = 300.0
-"""How often the whole view is read again (in the background) even when
-nothing says it changed: a safety net for a change the fingerprint cannot
-see (a run committed more than :data:`RECENT` after it ended)."""
+CHUNK = 500
+"""Nodes per statement of :func:`whole_in_chunks`."""
+_WHOLE_AFTER = (
+    _WHOLE.where(_NODES.c.uuid > sa.bindparam("after"))
+    .order_by(_NODES.c.uuid)
+    .limit(sa.bindparam("size"))
+)
+
+
+def whole_in_chunks(db: Database, size: int = CHUNK) -> Iterator[dict[str, Entry]]:
+    """The whole view, ``size`` nodes at a time in the database's order of
+    UUIDs, each chunk read on a connection of its own (held only while it
+    is read): what a reader in the background applies bit by bit, never
+    holding the GIL or its locks for the whole fleet at once. Not one
+    snapshot: a node changed meanwhile may be read before or after."""
+    after = ""
+    while True:
+        with db.connect() as conn:
+            found = _entries(conn.execute(_WHOLE_AFTER, {"after": after, "size": size}))
+        if not found:
+            return
+        yield found
+        if len(found) < size:
+            return
+        # the last read, in the database's collation (maybe not Python's)
+        after = next(reversed(found))
 
 
 def fingerprint(db: Database) -> tuple[Any, ...]:

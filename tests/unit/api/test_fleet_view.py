@@ -62,9 +62,7 @@ def test_the_view_follows_the_runs(db: engine.Database) -> None:
     assert len(calls) == 4
 
 
-def test_the_whole_view_is_read_again_in_the_background(
-    db: engine.Database, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_whole_view_is_read_again_in_the_background(db: engine.Database) -> None:
     node = _run(db)
     held = fleet_view.HeldFleet(db)
     assert _memories(held) == {}
@@ -76,7 +74,7 @@ def test_the_whole_view_is_read_again_in_the_background(
         conn.execute(sa.update(fleet_rows.RUNS).values(memory_mb=1024))
     held.sync()
     assert _memories(held) == {node: 262144}
-    monkeypatch.setattr(fleet, "FULL_READ_SECONDS", 0.0)
+    held.full_read_interval = 0.0
     held.sync()  # answers at once; the whole read runs beside it
     wait_until(
         lambda: _memories(held),
@@ -102,3 +100,34 @@ def test_the_newest_changes_follow_the_runs(db: engine.Database) -> None:
         assert held.recent_changes(2) == fleet.recent_changes(db, 2)
         assert len(statements) == 1  # only the check above: kept, not read
     assert held.recent_changes(5) == fleet.recent_changes(db, 5)
+
+
+def test_the_whole_read_lets_requests_in_between_chunks(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nodes = sorted(_run(db) for _ in range(6))
+    held = fleet_view.HeldFleet(db)
+    held.sync()
+    with db.begin() as conn:  # behind the service's back, as above
+        conn.execute(sa.update(fleet_rows.RUNS).values(memory_mb=1024))
+    between: list[dict[str, int]] = []
+    chunks = fleet.whole_in_chunks
+
+    def watched(db: engine.Database, size: int = fleet.CHUNK) -> Any:
+        for chunk in chunks(db, 2):
+            yield chunk
+            # back in the reader, after the chunk was applied: nothing is
+            # held, a request reads the view as it is now
+            assert held._guard.acquire(blocking=False)
+            held._guard.release()
+            assert held._reading.acquire(blocking=False)
+            held._reading.release()
+            between.append(_memories(held))
+
+    monkeypatch.setattr(fleet, "whole_in_chunks", watched)
+    held._read_whole()
+    assert len(between) == 3
+    assert sorted(u for u, m in between[0].items() if m == 1024) == nodes[:2]
+    assert sorted(u for u, m in between[1].items() if m == 1024) == nodes[:4]
+    assert set(between[2].values()) == {1024}
+    assert _memories(held) == dict.fromkeys(nodes, 1024)

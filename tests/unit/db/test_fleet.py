@@ -55,6 +55,32 @@ def test_the_snapshot_is_the_latest_run_of_each_node(db: engine.Database) -> Non
     assert mine["finished_at"] == new["finished_at"].isoformat()
 
 
+def test_the_whole_view_in_chunks(db: engine.Database) -> None:
+    nodes = sorted(_node(db) for _ in range(7))
+    _node(db, nodes[2], memory_mb=65536)  # a second run: still one entry
+    with db.begin() as conn:  # a node without a record is not in the view
+        conn.execute(
+            sa.insert(fleet_rows.NODES),
+            {
+                "uuid": "0" * 8 + "-0000-0000-0000-" + "0" * 12,
+                "state": "starting",
+                "version": 1,
+                "started_at": models.utcnow(),
+                "manage_boot": True,
+            },
+        )
+    statements = recorded(db)
+    chunks = list(fleet.whole_in_chunks(db, 3))
+    assert [list(chunk) for chunk in chunks] == [nodes[:3], nodes[3:6], nodes[6:]]
+    assert statements == ["SELECT"] * 3  # the last chunk, short, ends it
+    assert chunks[0][nodes[2]][0]["memory_mb"] == 65536
+    whole = fleet.read_changes(db).nodes
+    assert {u: e for chunk in chunks for u, e in chunk.items()} == whole
+    statements.clear()
+    assert len(list(fleet.whole_in_chunks(db, 7))) == 1
+    assert statements == ["SELECT", "SELECT"]  # a full chunk: one more look
+
+
 def _memories(delta: fleet.Delta) -> dict[str, int]:
     return {u: facts["memory_mb"] for u, (facts, _links) in delta.nodes.items()}
 
