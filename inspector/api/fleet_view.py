@@ -31,6 +31,10 @@ T = TypeVar("T")
 MAX_ANSWERS = 64
 """Most answers kept per version of the view (one per distinct request)."""
 
+YIELD_AT_MOST = 1.0
+"""Seconds the whole read waits between two chunks for the requests in
+flight to end."""
+
 
 class HeldFleet:
     """The fleet view of one database in this process."""
@@ -55,6 +59,9 @@ class HeldFleet:
         self._changes_limit = 0
         self._answers: dict[Hashable, Any] = {}
         self._answers_version = -1
+        self._requests = 0
+        """Requests in :meth:`cached` now; the whole read waits for none."""
+        self._quiet = threading.Condition()
         self.full_read_interval = 300.0
         """Seconds between two whole reads (``[inventory]full_read_interval``)."""
 
@@ -103,13 +110,18 @@ class HeldFleet:
     def _read_whole(self) -> None:
         """Read the whole view and apply what differs: what the reads of
         changes could not see. It goes :data:`inspector.db.fleet.CHUNK`
-        nodes at a time, each chunk applied under the locks briefly and
-        followed by a pause as long as the chunk took, so requests
-        meanwhile wait at most one chunk's work (at 10,000 nodes the
-        whole read costs about 0.4 s of CPU). A node read newer meanwhile
-        is kept; a node missing from the whole read is dropped only when
-        its run is older than the read's window (a newer one is checked
-        by the next read of changes, which this makes happen)."""
+        nodes at a time, each chunk applied under the locks briefly, and
+        before the next one it waits for the requests in flight to end:
+        a request meets at most one chunk's work. (At 10,000 nodes the
+        whole read costs about 0.4 s of CPU; a request running beside it
+        that releases the GIL often, at each row SQLite steps through,
+        waits up to the interpreter's switch interval, 5 ms, each time it
+        takes it back: a request after a run measured 5-10x slower.)
+
+        A node read newer meanwhile is kept; a node missing from the whole
+        read is dropped only when its run is older than the read's window
+        (a newer one is checked by the next read of changes, which this
+        makes happen)."""
         try:
             read_at = models.utcnow()
             oldest = (read_at - fleet.RECENT).isoformat()
@@ -117,7 +129,6 @@ class HeldFleet:
             changed = 0
             began = time.monotonic()
             for chunk in fleet.whole_in_chunks(self.db, fleet.CHUNK):
-                started = time.monotonic()
                 read.update(chunk)
                 with self._reading, self._guard:
                     for node_facts, links in chunk.values():
@@ -125,7 +136,7 @@ class HeldFleet:
                         if held and held[0]["finished_at"] > node_facts["finished_at"]:
                             continue
                         changed += self._live.put(node_facts, links)
-                time.sleep(time.monotonic() - started)
+                self._wait_for_quiet()
             with self._reading:
                 with self._guard:
                     for uuid in self._live.uuids():
@@ -151,6 +162,13 @@ class HeldFleet:
                 self._full_at = time.monotonic()
                 self._refreshing = False
 
+    def _wait_for_quiet(self) -> None:
+        """Until no request is in :meth:`cached` (at most
+        :data:`YIELD_AT_MOST` seconds: a steady stream of requests slows
+        the whole read down, never stops it)."""
+        with self._quiet:
+            self._quiet.wait_for(lambda: not self._requests, YIELD_AT_MOST)
+
     def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """:func:`inspector.db.fleet.recent_changes`, read once and then
         kept up to date with the runs read since (after :meth:`sync`):
@@ -173,6 +191,17 @@ class HeldFleet:
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s answer, kept while the view does not change
         (after :meth:`sync`). Shared: callers must not change it."""
+        with self._quiet:
+            self._requests += 1
+        try:
+            return self._cached(key, compute)
+        finally:
+            with self._quiet:
+                self._requests -= 1
+                if not self._requests:
+                    self._quiet.notify_all()
+
+    def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         self.sync()
         with self._guard:
             version = self._live.version

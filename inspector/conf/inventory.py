@@ -61,8 +61,9 @@ OPTS = [
         "process, in the background. Requests read only the nodes whose "
         "runs are new; the whole read is the safety net for a change they "
         "cannot see (a run committed more than an hour after it ended). "
-        "It reads and applies 500 nodes at a time and pauses between them, "
-        "so requests are not held up while it runs.",
+        "It reads and applies 200 nodes at a time and, between two, waits "
+        "for the requests in flight to end (1 s at most), so requests are "
+        "not held up while it runs.",
     ),
     cfg.IntOpt(
         "page_changes",

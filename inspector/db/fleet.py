@@ -184,7 +184,7 @@ _RECENT_RUNS = sa.select(_RUNS.c.run).where(
 RECENT = datetime.timedelta(hours=1)
 """How far back the fingerprint counts runs (see :func:`fingerprint`), and
 how far before the last read the next one starts."""
-CHUNK = 500
+CHUNK = 200
 """Nodes per statement of :func:`whole_in_chunks`."""
 _WHOLE_AFTER = (
     _WHOLE.where(_NODES.c.uuid > sa.bindparam("after"))

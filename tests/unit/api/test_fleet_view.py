@@ -2,7 +2,9 @@
 changed, the changed nodes' rows after a run, the nodes listed when one
 went, and the whole view again in the background as a safety net."""
 
+import concurrent.futures
 import datetime
+import threading
 import uuid as uuidlib
 from typing import Any
 
@@ -131,3 +133,48 @@ def test_the_whole_read_lets_requests_in_between_chunks(
     assert sorted(u for u, m in between[1].items() if m == 1024) == nodes[:4]
     assert set(between[2].values()) == {1024}
     assert _memories(held) == dict.fromkeys(nodes, 1024)
+
+
+def test_the_whole_read_waits_for_the_requests_in_flight(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for _ in range(4):
+        _run(db)
+    held = fleet_view.HeldFleet(db)
+    held.sync()
+    monkeypatch.setattr(fleet_view, "YIELD_AT_MOST", 30.0)
+    asked: list[int] = []
+    chunks = fleet.whole_in_chunks
+
+    def watched(db: engine.Database, size: int = fleet.CHUNK) -> Any:
+        for chunk in chunks(db, 2):
+            asked.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(fleet, "whole_in_chunks", watched)
+    waiting, answering, release = (threading.Event() for _ in range(3))
+    wait_for_quiet = held._wait_for_quiet
+
+    def wait() -> None:
+        waiting.set()
+        wait_for_quiet()
+
+    monkeypatch.setattr(held, "_wait_for_quiet", wait)
+
+    def compute() -> str:
+        answering.set()
+        assert release.wait(30)
+        return "answer"
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        request = pool.submit(held.cached, "key", compute)
+        assert answering.wait(30)
+        reader = pool.submit(held._read_whole)
+        assert waiting.wait(30)
+        # between its first two chunks, with a request in flight: it waits
+        # (for 30 s here), and reads nothing more meanwhile
+        assert asked == [2] and not reader.done()
+        release.set()
+        assert request.result(30) == "answer"
+        reader.result(30)
+    assert asked == [2, 2]
