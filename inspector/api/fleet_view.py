@@ -137,6 +137,12 @@ class HeldFleet:
                             continue
                         changed += self._live.put(node_facts, links)
                 self._wait_for_quiet()
+            with self._guard:
+                shown = self._changes
+            pruned = shown is not None and bool(
+                {r["run"] for r in shown}
+                - fleet.present(self.db, [r["run"] for r in shown])
+            )
             with self._reading:
                 with self._guard:
                     for uuid in self._live.uuids():
@@ -144,10 +150,14 @@ class HeldFleet:
                         if uuid not in read and held is not None:
                             if held[0]["finished_at"] < oldest:
                                 changed += self._live.drop(uuid)
-                    self._changes = None  # read again when asked (pruned)
+                    if pruned or changed:
+                        self._changes = None  # read again when asked
                 if self._read_at is None or read_at < self._read_at:
                     self._read_at = read_at
-                self._fingerprint = None  # the next request reads the changes
+                if changed:
+                    # a node deleted meanwhile may be back: the next
+                    # request reads the changes (and lists the nodes)
+                    self._fingerprint = None
             LOG.info(
                 "Read the whole fleet view again: %d nodes, %d changed that "
                 "the reads of runs had not seen, in %.1f s",

@@ -246,6 +246,15 @@ _CHANGED_RUNS = (
 """Runs that changed something, newest first (the page's and a node's)."""
 
 
+def present(db: Database, runs: Collection[str]) -> set[str]:
+    """Which of ``runs`` are still stored (pruning deletes old runs)."""
+    if not runs:
+        return set()
+    with db.connect() as conn:
+        query = sa.select(_RUNS.c.run).where(_RUNS.c.run.in_(sorted(runs)))
+        return set(conn.execute(query).scalars())
+
+
 def newest_first(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``runs`` (of :func:`recent_changes`) in its order, each once."""
     unique = {run["run"]: run for run in runs}

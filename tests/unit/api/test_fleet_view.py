@@ -178,3 +178,26 @@ def test_the_whole_read_waits_for_the_requests_in_flight(
         assert request.result(30) == "answer"
         reader.result(30)
     assert asked == [2, 2]
+
+
+def test_a_whole_read_that_found_nothing_costs_requests_nothing(
+    db: engine.Database,
+) -> None:
+    change = fleet_rows.change("memory", "changed", "total_mb", 1, 2)
+    node = _run(db, changes=[change])
+    pruned = _run(db, changes=[change])
+    held = fleet_view.HeldFleet(db)
+    held.sync()
+    assert [r["uuid"] for r in held.recent_changes(5)] == [pruned, node]
+    held._read_whole()  # nothing differs
+    statements = recorded(db)
+    assert held.recent_changes(5)[1]["uuid"] == node
+    held.sync()
+    assert statements == ["SELECT"]  # the fingerprint: nothing read again
+    # a run on the page pruned (here: its node's newest run, for brevity)
+    with db.begin() as conn:
+        conn.execute(
+            sa.delete(fleet_rows.RUNS).where(fleet_rows.RUNS.c.node_uuid == pruned)
+        )
+    held._read_whole()
+    assert [r["uuid"] for r in held.recent_changes(5)] == [node]
