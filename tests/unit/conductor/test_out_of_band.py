@@ -335,7 +335,10 @@ def test_ironic_engine_refuses_a_node_it_cannot_inspect(
 
 
 def test_ironic_engine_stops_waiting_when_the_introspection_moved_on(
-    rt: Runtime, ironic: FakeIronic, ironic_node: IronicInspects
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     record = _starting(rt, states.OUT_OF_BAND)
     sleep = ironic_node.sleep
@@ -345,8 +348,7 @@ def test_ironic_engine_stops_waiting_when_the_introspection_moved_on(
         if len(ironic_node.slept) == 2:
             moved_on(rt, record)
 
-    ironic_node.sleep = aborted  # type: ignore[method-assign]
-    ironic_inspection.sleep = aborted  # restored by monkeypatch
+    monkeypatch.setattr(ironic_inspection, "sleep", aborted)
     with pytest.raises(exceptions.StaleState):
         _run(rt, record)
     assert ironic.methods().count("get_node") == 2  # the start, one poll
