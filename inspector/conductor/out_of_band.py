@@ -34,7 +34,7 @@ import logging
 from typing import Any
 
 from inspector import exceptions, faults, states
-from inspector.conductor import ironic_inspection, processing, start
+from inspector.conductor import filing, ironic_inspection, processing, start
 from inspector.conductor.fencing import fence
 from inspector.conductor.power import PowerOnPacer
 from inspector.db import claims, introspections
@@ -120,7 +120,22 @@ def run(
         rt.run_id,
         state=states.PROCESSING,
     )
-    processing.run(rt, hooks, claimed)
+    try:
+        processing.run(rt, hooks, claimed)
+    except (exceptions.StaleState, exceptions.ServiceUnavailable):
+        raise  # the work queue's: dropped, or resumed by the sweep
+    except Exception as exc:
+        # filed here, against the processing step's version: the work
+        # queue would file it against the start step's, which the
+        # transitions above made stale (the failure then waited for a
+        # sweep to run the processing again)
+        if isinstance(exc, exceptions.InspectorError):
+            LOG.error("Introspection of node %s failed: %s", uuid, exc)
+            message = str(exc)
+        else:
+            LOG.exception("Unexpected error in processing of node %s", uuid)
+            message = f"Unexpected {type(exc).__name__} while processing: {exc}"
+        filing.fail(rt, uuid, claimed.version, message)
 
 
 def _ask(

@@ -352,3 +352,19 @@ def test_ironic_engine_stops_waiting_when_the_introspection_moved_on(
     with pytest.raises(exceptions.StaleState):
         _run(rt, record)
     assert ironic.methods().count("get_node") == 2  # the start, one poll
+
+
+@pytest.mark.usefixtures("redfish_node", "answer")
+def test_a_processing_failure_ends_the_run_at_once(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not left for a sweep: the failure is filed against the processing
+    step's version, not the start step's."""
+
+    def fails(_rt: Runtime, _hooks: Any, _record: IntrospectionRecord) -> None:
+        raise exceptions.InspectorError("no cpu.count")
+
+    monkeypatch.setattr(processing, "run", fails)
+    _run(rt, _starting(rt, states.OUT_OF_BAND))
+    record = introspections.get(rt.db, UUID)
+    assert (record.state, record.error) == (states.ERROR, "no cpu.count")
