@@ -368,3 +368,18 @@ def test_a_processing_failure_ends_the_run_at_once(
     _run(rt, _starting(rt, states.OUT_OF_BAND))
     record = introspections.get(rt.db, UUID)
     assert (record.state, record.error) == (states.ERROR, "no cpu.count")
+
+
+def test_ironic_engine_auto_falls_back_for_lacking_facts(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    processed: list[IntrospectionRecord],
+) -> None:
+    ironic.inventories[UUID] = {"inventory": {**INVENTORY, "disks": []}}
+    pacer = _run(rt, _starting(rt, states.AUTO))
+    assert pacer.waits == 1 and not processed
+    assert ironic.methods()[-1] == "set_power_state"
+    kept = json.loads(introspections.get(rt.db, UUID).bmc_data or "{}")
+    assert kept["redfish"]["lacking"] == ["local_gb (no drives)"]
+    assert kept["redfish"]["engine"] == "ironic"
