@@ -19,18 +19,21 @@ LOG = logging.getLogger(__name__)
 IRONIC_REQUIREMENT = "ironic==39.*"
 
 INTERFACES = {
-    "enabled_hardware_types": "fake-hardware",
+    # redfish too: [redfish]engine = ironic runs Ironic's own redfish
+    # inspection (tests/integration/test_redfish.py); fake stays every
+    # interface's default for fake-hardware (the first one)
+    "enabled_hardware_types": "fake-hardware,redfish",
     "enabled_bios_interfaces": "fake,no-bios",
-    "enabled_boot_interfaces": "fake",
+    "enabled_boot_interfaces": "fake,pxe",
     "enabled_console_interfaces": "fake,no-console",
-    "enabled_deploy_interfaces": "fake",
+    "enabled_deploy_interfaces": "fake,direct",
     "enabled_firmware_interfaces": "fake,no-firmware",
     # agent: Ironic's own inspection, for the rules comparison (issue 34);
     # fake stays the default (the first one)
-    "enabled_inspect_interfaces": "fake,no-inspect,agent",
-    "enabled_management_interfaces": "fake",
+    "enabled_inspect_interfaces": "fake,no-inspect,agent,redfish",
+    "enabled_management_interfaces": "fake,redfish",
     "enabled_network_interfaces": "noop",
-    "enabled_power_interfaces": "fake",
+    "enabled_power_interfaces": "fake,redfish",
     "enabled_raid_interfaces": "fake,no-raid",
     "enabled_rescue_interfaces": "fake,no-rescue",
     "enabled_storage_interfaces": "noop",

@@ -25,6 +25,8 @@ LOG = logging.getLogger(__name__)
 API_VERSION = "1.80"
 """Baremetal API microversion: names in node URLs (1.5), port
 physical_network (1.34), and everything else used here exist at 1.80."""
+INVENTORY_API_VERSION = "1.81"
+"""The node inventory endpoint's (asked only with [redfish]engine = ironic)."""
 
 NODE_FIELDS = (
     "uuid",
@@ -39,6 +41,9 @@ NODE_FIELDS = (
     "extra",
     "reservation",
     "traits",
+    # [redfish]engine = ironic: may Ironic inspect it, and why it failed
+    "inspect_interface",
+    "last_error",
 )
 PORT_FIELDS = (
     "uuid",
@@ -158,6 +163,7 @@ class BaremetalClient:
         method: str,
         path: str,
         body: Any = None,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         """One request with retries; the JSON answer (None when empty).
 
@@ -168,7 +174,9 @@ class BaremetalClient:
         outcome = "failed"
         try:
             with metrics.IronicCallTimer(what):
-                result = self._call_with_retries(what, target, method, path, body)
+                result = self._call_with_retries(
+                    what, target, method, path, body, headers
+                )
             outcome = "ok"
             return result
         finally:
@@ -181,7 +189,13 @@ class BaremetalClient:
             )
 
     def _call_with_retries(
-        self, what: str, target: str, method: str, path: str, body: Any
+        self,
+        what: str,
+        target: str,
+        method: str,
+        path: str,
+        body: Any,
+        headers: dict[str, str] | None = None,
     ) -> Any:
         from keystoneauth1 import exceptions as ks_exc
 
@@ -192,7 +206,9 @@ class BaremetalClient:
             try:
                 conn, base = self._adapter()
                 url = path if "://" in path else base + path
-                kwargs = {} if body is None else {"json": body}
+                kwargs: dict[str, Any] = {} if body is None else {"json": body}
+                if headers:
+                    kwargs["headers"] = headers
                 resp = conn.request(url, method, **kwargs)
             except (
                 ks_exc.ConnectFailure,
@@ -315,6 +331,29 @@ class BaremetalClient:
             f"/v1/nodes/{_quote(node_uuid)}/states/power",
             {"target": target},
         )
+
+    def set_provision_state(self, node_uuid: str, target: str) -> None:
+        """Ask Ironic for a provision action (``inspect``: its own
+        inspection through the node's inspect interface)."""
+        self._call(
+            f"set provision state {target!r}",
+            node_uuid,
+            "PUT",
+            f"/v1/nodes/{_quote(node_uuid)}/states/provision",
+            {"target": target},
+        )
+
+    def get_inventory(self, node_uuid: str) -> dict[str, Any]:
+        """What Ironic's own inspection stored: ``inventory`` (in
+        ironic-python-agent's shape) and ``plugin_data`` (API 1.81)."""
+        answer = self._call(
+            "get inventory",
+            node_uuid,
+            "GET",
+            f"/v1/nodes/{_quote(node_uuid)}/inventory",
+            headers={"X-OpenStack-Ironic-API-Version": INVENTORY_API_VERSION},
+        )
+        return answer or {}
 
     def patch_node(
         self, node_uuid: str, patches: list[dict[str, Any]]

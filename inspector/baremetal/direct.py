@@ -45,13 +45,19 @@ class DirectTransport:
             return {}
         return dict(self._session.get_auth_headers() or {})
 
-    def request(self, url: str, method: str, json: Any = None) -> keepalive.Reply:
-        """One request; no answer raises :class:`ConnectionError`
-        (:class:`keepalive.Unreachable`)."""
+    def request(
+        self,
+        url: str,
+        method: str,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> keepalive.Reply:
+        """One request (``headers`` added to the usual ones); no answer
+        raises :class:`ConnectionError` (:class:`keepalive.Unreachable`)."""
         parts = urllib.parse.urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
         body = None
-        headers = {**self._headers, **self._auth_headers()}
+        headers = {**self._headers, **(headers or {}), **self._auth_headers()}
         if json is not None:
             body = _dumps(json)
             headers["Content-Type"] = "application/json"

@@ -15,23 +15,32 @@ In ``auto``, when the BMC's answer lacks a fact of
 BMC's data is kept on the record, and the processing merges it with the
 ramdisk's (:func:`inspector.redfish.facts.merge_data`).
 
+The BMC is asked through sushy (:mod:`inspector.redfish.collect`), or,
+with ``[redfish]engine = ironic``, by Ironic's own ``redfish`` inspection
+(:mod:`inspector.conductor.ironic_inspection`), whose stored inventory
+then takes the same path.
+
 A BMC that cannot be asked (unreachable, wrong credentials, garbage, no
-such system) ends the introspection in ``error`` naming the BMC and the
-cause, with nothing written to Ironic.
+such system; Ironic's inspection failed) ends an ``out-of-band``
+introspection in ``error`` naming the BMC and the cause, with nothing
+written to Ironic. In ``auto`` it is a reason to boot the ramdisk at once
+(the cause kept on the record like lacking facts), and asking through
+sushy is given up after ``[redfish]auto_budget`` seconds: ``auto`` costs
+at most that more than ``in-band``.
 """
 
 import json
 import logging
 from typing import Any
 
-from inspector import faults, states
-from inspector.conductor import processing, start
+from inspector import exceptions, faults, states
+from inspector.conductor import filing, ironic_inspection, processing, start
 from inspector.conductor.fencing import fence
 from inspector.conductor.power import PowerOnPacer
 from inspector.db import claims, introspections
 from inspector.db.introspections import IntrospectionRecord
 from inspector.processing.base import ProcessingHook
-from inspector.redfish import collect, credentials, facts
+from inspector.redfish import collect, credentials, facts, ironic_engine
 from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
 
@@ -53,16 +62,27 @@ def run(
         return
     uuid = record.uuid
     node = rt.baremetal.get_node(uuid)
-    creds = credentials.from_node(node)
-    LOG.info("Node %s: asking %s (mode %s)", uuid, creds.describe(), record.mode)
-    collected = collect.collect(sessions, creds)
-    data = collected.data(creds.address)
-    lacking = facts.missing(collected.inventory, rt.conf.redfish.required_facts)
+    try:
+        data = _ask(rt, sessions, record, node)
+    except (exceptions.BmcError, exceptions.InvalidInput) as exc:
+        if record.mode != states.AUTO:
+            raise
+        # a BMC that cannot be asked: the ramdisk at once, the cause kept
+        LOG.warning(
+            "Node %s: %s; booting the ramdisk instead (mode auto)",
+            uuid,
+            exceptions.first_line(exc),
+        )
+        fallback(rt, pacer, record, _unasked(rt, exc))
+        return
+    bmc = data["redfish"]["bmc"]
+    inventory = data["inventory"]
+    lacking = facts.missing(inventory, rt.conf.redfish.required_facts)
     if record.mode == states.AUTO and lacking:
         LOG.info(
             "Node %s: %s did not give %s; booting the ramdisk for the rest",
             uuid,
-            creds.describe(),
+            bmc,
             ", ".join(lacking),
         )
         data["redfish"]["lacking"] = lacking
@@ -72,11 +92,11 @@ def run(
         LOG.warning(
             "Node %s: %s did not give %s; processing what it gave",
             uuid,
-            creds.describe(),
+            bmc,
             ", ".join(lacking),
         )
     fence(rt, record)
-    _create_ports(rt, uuid, collected.inventory)
+    _create_ports(rt, uuid, inventory)
     faults.at("bmc-collected", record.state, uuid)
     waiting = introspections.transition(
         rt.db, uuid, states.WAIT, expected_version=record.version, current=record
@@ -100,7 +120,66 @@ def run(
         rt.run_id,
         state=states.PROCESSING,
     )
-    processing.run(rt, hooks, claimed)
+    try:
+        processing.run(rt, hooks, claimed)
+    except (exceptions.StaleState, exceptions.ServiceUnavailable):
+        raise  # the work queue's: dropped, or resumed by the sweep
+    except Exception as exc:
+        # filed here, against the processing step's version: the work
+        # queue would file it against the start step's, which the
+        # transitions above made stale (the failure then waited for a
+        # sweep to run the processing again)
+        if isinstance(exc, exceptions.InspectorError):
+            LOG.error("Introspection of node %s failed: %s", uuid, exc)
+            message = str(exc)
+        else:
+            LOG.exception("Unexpected error in processing of node %s", uuid)
+            message = f"Unexpected {type(exc).__name__} while processing: {exc}"
+        filing.fail(rt, uuid, claimed.version, message)
+
+
+def _ask(
+    rt: Runtime,
+    sessions: Sessions,
+    record: IntrospectionRecord,
+    node: dict[str, Any],
+) -> dict[str, Any]:
+    """What the BMC told, as the data processed like a ramdisk's post:
+    through Ironic's own inspection (``[redfish]engine = ironic``), or
+    asked through sushy, within ``[redfish]auto_budget`` in mode auto.
+
+    :raises BmcError: the BMC (or Ironic's inspection) could not tell.
+    :raises InvalidInput: the node cannot be asked (its driver_info, its
+        inspect interface or provision state changed since the start).
+    """
+    if rt.conf.redfish.engine == ironic_engine.ENGINE:
+        return ironic_inspection.ask(rt, record, node)
+    creds = credentials.from_node(node)
+    LOG.info("Node %s: asking %s (mode %s)", record.uuid, creds.describe(), record.mode)
+    if record.mode == states.AUTO:
+        budget = float(rt.conf.redfish.auto_budget)
+        collected = collect.collect_within(sessions, creds, budget)
+    else:
+        collected = collect.collect(sessions, creds)
+    return collected.data(creds.address)
+
+
+def _unasked(rt: Runtime, exc: Exception) -> dict[str, Any]:
+    """The record of an ``auto`` run whose BMC could not be asked: no
+    fact, each required one lacking, and why."""
+    reason = exceptions.first_line(exc)
+    return {
+        "inventory": {},
+        facts.PROVENANCE_KEY: {},
+        "redfish": {
+            "error": reason,
+            "notes": [],
+            "lacking": [
+                f"{fact} (the BMC could not be asked)"
+                for fact in rt.conf.redfish.required_facts
+            ],
+        },
+    }
 
 
 def _create_ports(rt: Runtime, uuid: str, inventory: dict[str, Any]) -> None:

@@ -60,6 +60,50 @@ OPTS: list[cfg.Opt] = [
         help="Redfish sessions kept for reuse, one per BMC address and "
         "user; the least recently used is dropped beyond this.",
     ),
+    cfg.StrOpt(
+        "engine",
+        mutable=True,
+        default="sushy",
+        choices=[
+            (
+                "sushy",
+                "the conductor asks the BMC itself through sushy, with "
+                "the node's Redfish driver_info (Ironic's show_password policy "
+                "must let it read the password)",
+            ),
+            (
+                "ironic",
+                "Ironic runs its own redfish inspection (the node's "
+                "inspect_interface must be redfish, its provision state "
+                "manageable or inspect failed) and the conductor reads the "
+                "inventory Ironic stored (API 1.81); the password never leaves "
+                "Ironic",
+            ),
+        ],
+        help="Who asks the BMC in modes out-of-band and auto.",
+    ),
+    cfg.FloatOpt(
+        "auto_budget",
+        mutable=True,
+        default=10.0,
+        min=0.5,
+        help="Seconds an introspection in mode auto may spend asking the "
+        "BMC (engine sushy): a BMC that has not answered within this, or "
+        "cannot be asked at all (unreachable, wrong credentials, garbage), "
+        "is a reason to boot the ramdisk at once, so auto costs at most "
+        "this more than in-band. Out-of-band runs are bounded by timeout "
+        "and retries instead.",
+    ),
+    cfg.FloatOpt(
+        "ironic_timeout",
+        mutable=True,
+        default=300.0,
+        min=5,
+        help="Seconds to wait for Ironic's own redfish inspection (engine "
+        "ironic) to leave 'inspecting' before the introspection fails, in "
+        "mode auto too (the node is still Ironic's, so the ramdisk cannot "
+        "be booted).",
+    ),
 ]
 
 

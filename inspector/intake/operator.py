@@ -17,7 +17,7 @@ from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import data_store, introspections, ramdisk_logs
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
-from inspector.redfish import credentials
+from inspector.redfish import credentials, ironic_engine
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def start(
     node = rt.baremetal.get_node(node_id)
     uuid = str(node["uuid"])
     _check_node(rt, node)
-    mode = _mode_of(node, mode)
+    mode = _mode_of(node, mode, str(rt.conf.redfish.engine))
     ports = rt.baremetal.list_ports(uuid)
     attributes = lookup.from_node(rt.conf, node, ports)
     if not any(attributes.values()) and mode == states.IN_BAND:
@@ -118,15 +118,26 @@ def start(
     return uuid
 
 
-def _mode_of(node: dict[str, Any], mode: str) -> str:
+def _mode_of(node: dict[str, Any], mode: str, engine: str) -> str:
     """The mode a start of ``node`` asked for ``mode`` runs in.
 
     Out of band, a node without Redfish driver_info is refused; in
     ``auto`` it goes straight in-band. A password Ironic masks is refused
-    in both (the message names Ironic's policy that unmasks it).
+    in both (the message names Ironic's policy that unmasks it). With
+    ``[redfish]engine = ironic`` the password stays in Ironic: what is
+    refused (or, in ``auto``, sent in-band) is a node Ironic cannot run
+    its redfish inspection on (its inspect interface, its provision state).
     """
     if mode == states.IN_BAND:
         return mode
+    if engine == ironic_engine.ENGINE:
+        problem = ironic_engine.refusal(node)
+        if problem is None:
+            return mode
+        if mode == states.AUTO:
+            LOG.info("Mode auto goes in-band: %s", problem)
+            return states.IN_BAND
+        raise exceptions.InvalidInput(problem)
     if mode == states.AUTO and not credentials.has_redfish(node):
         LOG.info(
             "Node %s has no Redfish driver_info: mode auto goes in-band",

@@ -11,6 +11,8 @@ naming the BMC and the cause.
 
 import dataclasses
 import logging
+import queue
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +83,42 @@ def collect(sessions: Sessions, creds: BmcCredentials) -> Collected:
                 raise bmc_error(creds, again) from exc
         except Exception as exc:
             raise bmc_error(creds, exc) from exc
+
+
+def collect_within(
+    sessions: Sessions, creds: BmcCredentials, budget: float
+) -> Collected:
+    """:func:`collect`, given up after ``budget`` seconds (mode ``auto``:
+    ``[redfish]auto_budget``).
+
+    The asking runs in a daemon thread of its own: past the budget, the
+    caller goes on (boots the ramdisk) and the thread ends by itself within
+    ``[redfish]timeout`` x (retries + 1), its answer dropped.
+
+    :raises BmcError: the BMC could not be asked, or not within ``budget``.
+    """
+    answers: queue.Queue[tuple[Collected | None, BaseException | None]] = queue.Queue(
+        maxsize=1
+    )
+
+    def ask() -> None:
+        try:
+            answers.put((collect(sessions, creds), None))
+        except BaseException as exc:  # handed to the caller
+            answers.put((None, exc))
+
+    threading.Thread(target=ask, name=f"bmc-{creds.host}", daemon=True).start()
+    try:
+        collected, error = answers.get(timeout=budget)
+    except queue.Empty:
+        raise exceptions.BmcError(
+            bmc=creds.describe(),
+            reason=f"no answer within [redfish]auto_budget ({budget:g} s)",
+        ) from None
+    if error is not None:
+        raise error
+    assert collected is not None
+    return collected
 
 
 def _collect(sessions: Sessions, creds: BmcCredentials) -> Collected:

@@ -166,3 +166,40 @@ class FakeIronic:
         for patch in patches:
             port[patch["path"].strip("/")] = patch.get("value")
         return copy.deepcopy(port)
+
+    # [redfish]engine = ironic: Ironic's own redfish inspection, done at once
+    # with what a test put in the node's "_inspection" (its "inventory", or
+    # its "last_error"); it creates ports and writes properties as Ironic's
+    # does, so a test sees whether ours fight them
+
+    def set_provision_state(self, node_uuid: str, target: str) -> None:
+        self._record(f"set_provision_state {target}", node_uuid)
+        node = self._node(node_uuid)
+        inspection = node.get("_inspection") or {}
+        if inspection.get("last_error"):
+            node["provision_state"] = "inspect failed"
+            node["last_error"] = inspection["last_error"]
+            return
+        inventory = inspection.get("inventory") or {}
+        for nic in inventory.get("interfaces") or []:
+            port = {
+                "uuid": str(uuidlib.uuid4()),
+                "node_uuid": node_uuid,
+                "address": nic["mac_address"].lower(),
+                "pxe_enabled": False,
+                "extra": {},
+                "local_link_connection": {},
+            }
+            self.ports[port["uuid"]] = port
+        memory = (inventory.get("memory") or {}).get("physical_mb")
+        if memory:
+            node["properties"]["memory_mb"] = memory
+        node["provision_state"] = "manageable"
+        node["last_error"] = None
+
+    def get_inventory(self, node_uuid: str) -> dict[str, Any]:
+        self._record("get_inventory", node_uuid)
+        inspection = self._node(node_uuid).get("_inspection") or {}
+        if "inventory" not in inspection:
+            raise exceptions.NotFound(f"Node {node_uuid} has no inventory")
+        return {"inventory": copy.deepcopy(inspection["inventory"]), "plugin_data": {}}

@@ -1,12 +1,15 @@
 """Out-of-band and auto introspection (API 1.26) over HTTP, against a
 static Redfish BMC on loopback and the fake Ironic."""
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from inspector import states
+from inspector.db import introspections
+from lab import loopback
 from lab.redfish_static import StaticBmc, StaticSystem
 from tests.functional.conftest import (
     Service,
@@ -188,3 +191,122 @@ def test_auto_falls_back_and_merges(service: Service, bmc: StaticBmc) -> None:
     facts = {d["fact"] for d in data["disagreements"]}
     assert "memory" in facts and "interfaces" in facts
     assert "memory_mb (512 MiB is implausibly small)" in data["redfish"]["lacking"]
+
+
+# [redfish]engine = ironic: Ironic's own redfish inspection asks the BMC
+
+
+def _ironic_node(
+    service: Service, inventory: dict[str, Any] | None = None, **fields: Any
+) -> dict[str, Any]:
+    service.rt.conf.set_override("engine", "ironic", "redfish")
+    node = add_node(service)
+    node["inspect_interface"] = "redfish"
+    node["driver_info"].update(
+        redfish_address="https://bmc.example",
+        redfish_username="admin",
+        redfish_password="******",  # the password never leaves Ironic
+    )
+    node["_inspection"] = {"inventory": inventory} if inventory else {}
+    node.update(fields)
+    return node
+
+
+def _inventory(*macs: str) -> dict[str, Any]:
+    """What Ironic 39's redfish inspection stores (name, MAC, speed per NIC)."""
+    return {
+        "cpu": {"count": 4, "architecture": "x86_64"},
+        "memory": {"physical_mb": 16384},
+        "disks": [{"name": "d0", "size": 100 * 1024**3}],
+        "interfaces": [
+            {"name": f"nic{i}", "mac_address": mac, "speed_mbps": 1000}
+            for i, mac in enumerate(macs)
+        ],
+        "system_vendor": {"manufacturer": "Contoso"},
+    }
+
+
+def test_ironic_engine_out_of_band(service: Service) -> None:
+    macs = (random_mac(), random_mac())
+    node = _ironic_node(service, _inventory(*macs))
+    uuid = node["uuid"]
+    resp = _start(service, uuid, "out-of-band")
+    assert resp.status_code == 202, resp.get_json()
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.FINISHED, status
+    calls = _calls(service, uuid)
+    assert "set_provision_state inspect" in calls and "get_inventory" in calls
+    assert "set_power_state" not in calls and "set_boot_device" not in calls
+    # Ironic made the ports: none twice, none by us
+    assert "create_port" not in calls
+    ports = service.ironic.node_ports(uuid)
+    assert sorted(p["address"] for p in ports) == sorted(macs)
+    props = service.ironic.nodes[uuid]["properties"]
+    assert (props["memory_mb"], props["local_gb"]) == (16384, 99)
+    data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
+    assert set(data["provenance"].values()) == {"redfish"}
+    assert data["redfish"]["engine"] == "ironic"
+    record = service.client.get(f"/v1/introspection/{uuid}", headers=NEW).get_json()
+    assert record["mode"] == "out-of-band"
+
+
+def test_ironic_engine_refusals(service: Service) -> None:
+    node = _ironic_node(service, inspect_interface="inspector")
+    resp = _start(service, node["uuid"], "out-of-band")
+    assert resp.status_code == 400
+    message = resp.get_json()["error"]["message"]
+    assert "inspect_interface 'inspector'" in message
+    assert f"baremetal node set --inspect-interface redfish {node['uuid']}" in message
+    node = _ironic_node(service, provision_state="enroll")
+    resp = _start(service, node["uuid"], "out-of-band")
+    assert resp.status_code == 400
+    message = resp.get_json()["error"]["message"]
+    assert "'enroll'" in message and "baremetal node manage" in message
+    assert service.client.get(f"/v1/introspection/{node['uuid']}").status_code == 404
+
+
+def test_ironic_engine_auto_on_a_node_ironic_cannot_inspect(service: Service) -> None:
+    node = _ironic_node(service, inspect_interface="inspector")
+    uuid = node["uuid"]
+    assert _start(service, uuid, "auto").status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    calls = _calls(service, uuid)
+    assert "set_power_state" in calls and "set_provision_state inspect" not in calls
+
+
+def test_ironic_engine_failure(service: Service) -> None:
+    node = _ironic_node(service, _inspection={"last_error": "memory_mb missing"})
+    uuid = node["uuid"]
+    assert _start(service, uuid, "out-of-band").status_code == 202
+    status = service.wait_for(uuid, *states.FINAL)
+    assert status["state"] == states.ERROR
+    assert "Ironic's inspection failed: memory_mb missing" in status["error"]
+    assert "https://bmc.example" in status["error"]
+    assert "set_power_state" not in _calls(service, uuid)
+    # auto boots the ramdisk instead
+    service.ironic.nodes[uuid]["provision_state"] = "inspect failed"
+    assert _start(service, uuid, "auto").status_code == 202
+    service.wait_for(uuid, states.WAITING)
+    assert "set_power_state" in _calls(service, uuid)
+
+
+def test_auto_with_an_unreachable_bmc_boots_the_ramdisk_at_once(
+    service: Service,
+) -> None:
+    service.rt.conf.set_override("retries", 2, "redfish")
+    service.rt.conf.set_override("retry_delay", 1.0, "redfish")
+    node = add_node(service)
+    node["driver_info"].update(
+        redfish_address=f"http://127.0.0.1:{loopback.free_port()}",
+        redfish_username="admin",
+        redfish_password="password",
+    )
+    uuid = node["uuid"]
+    assert _start(service, uuid, "auto").status_code == 202
+    status = service.wait_for(uuid, states.WAITING, states.ERROR)
+    assert status["state"] == states.WAITING, status
+    assert "set_power_state" in _calls(service, uuid)
+    record = introspections.get(service.rt.db, uuid)
+    kept = json.loads(record.bmc_data or "{}")
+    assert "could not be reached" in kept["redfish"]["error"]
+    assert "cpus (the BMC could not be asked)" in kept["redfish"]["lacking"]

@@ -5,6 +5,9 @@ falling back to the ramdisk for a machine without drives, and the errors
 (wrong credentials, an unreachable BMC, a masked password) ending with a
 clear message and nothing written to Ironic."""
 
+import random
+import signal
+import time
 import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +20,7 @@ from lab.ironic_calls import AccessLog
 from lab.ironic_server import IronicServer
 from lab.machines import Machine
 from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
+from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, start_inspector
 
 V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
@@ -70,12 +74,33 @@ def lab_module(ironic_api: Any) -> Lab:
 
 
 @pytest.fixture(scope="module")
+def ironic_systems() -> list[EmulatedMachine]:
+    """A system for [redfish]engine = ironic, Ironic's own inspection
+    (Ironic's failure is the functional tests': a real one costs a second
+    node's verification and inspection, 15-40 s on the loaded machine)."""
+    found = []
+    for disk in (40,):
+        macs = [
+            "52:54:01:" + ":".join(f"{random.randrange(256):02x}" for _ in range(3))
+            for _ in range(2)
+        ]
+        name = f"ironic-engine-{disk}-{random.randrange(10**6)}"
+        found.append(
+            EmulatedMachine(
+                name, str(uuidlib.uuid4()), macs, cpus=4, memory_gib=8, disk_gib=disk
+            )
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
 def emulator(
     machines: list[tuple[Machine, str, EmulatedMachine]],
+    ironic_systems: list[EmulatedMachine],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[RedfishEmulator]:
     server = RedfishEmulator(
-        tmp_path_factory.mktemp("redfish"), [m[2] for m in machines]
+        tmp_path_factory.mktemp("redfish"), [m[2] for m in machines] + ironic_systems
     )
     server.start()
     yield server
@@ -212,3 +237,135 @@ def test_errors_write_nothing(
     calls = access.per_node([node])[node]
     writes = [c for c in calls if not c.startswith("GET")]
     assert writes == [], writes
+
+
+def test_auto_with_an_unreachable_bmc_finishes_in_band(
+    inspector: InspectorServer,
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    lab_module: Lab,
+    ironic: IronicServer,
+) -> None:
+    """A BMC that cannot be asked is, in auto, a reason to boot the
+    ramdisk at once (out-of-band ends in error: the test above)."""
+    client = Client(inspector.url)
+    machine, node, emulated = machines[1]
+    address = f"http://127.0.0.1:{loopback.free_port()}"
+    _point_at(lab_module, node, address, "/redfish/v1/Systems/x", PASSWORD)
+    ironic.set_policy({"show_password": "@"})
+    try:
+        started = time.monotonic()
+        assert _start(client, node, "auto").status_code == 202
+        status = client.wait_for(node, "waiting", "error", "finished")
+        waited = time.monotonic() - started
+    finally:
+        ironic.set_policy({})
+    assert status["state"] == "waiting", status
+    assert waited < 10, waited  # [redfish]auto_budget's default
+    resp = client.post("/v1/continue", json=machine.payload())
+    assert resp.status_code == 200, resp.text
+    status = client.wait_for(node, "finished", "error")
+    assert status["error"] is None, status
+    data = client.get(f"/v1/introspection/{node}/data").json()
+    assert "could not be reached" in data["redfish"]["error"]
+    assert set(data["provenance"].values()) == {"ramdisk"}
+
+
+# [redfish]engine = ironic: Ironic's own redfish inspection asks the BMC
+
+
+def _set_engine(server: InspectorServer, engine: str) -> None:
+    """[redfish]engine of the running ``server``, by SIGHUP (the option is
+    mutable): no second inspector to start."""
+    text = server.config_file.read_text()
+    lines = [line for line in text.splitlines() if not line.startswith("engine = ")]
+    index = lines.index("[redfish]")
+    lines.insert(index + 1, f"engine = {engine}")
+    before = server.log_file.read_text().count("Configuration reloaded")
+    server.config_file.write_text("\n".join(lines) + "\n")
+    server.signal(signal.SIGHUP)
+    wait_until(
+        lambda: server.log_file.read_text().count("Configuration reloaded"),
+        30,
+        f"the inspector to reload [redfish]engine = {engine}",
+        until=lambda count: count > before,
+        interval=0.1,
+    )
+
+
+def _redfish_node(lab: Lab, emulator: RedfishEmulator, system: EmulatedMachine) -> str:
+    """A node of Ironic's redfish driver, inspect interface redfish,
+    manageable (Ironic's manage checks the BMC)."""
+    node = lab.api.request(
+        "POST",
+        "/v1/nodes",
+        json={
+            "name": system.name,
+            "driver": "redfish",
+            "inspect_interface": "redfish",
+            "driver_info": {
+                "redfish_address": emulator.address,
+                "redfish_system_id": emulator.system_id(system),
+                "redfish_username": USERNAME,
+                "redfish_password": PASSWORD,
+                # the emulator has no sessions: skip Ironic's attempt
+                "redfish_auth_type": "basic",
+            },
+        },
+    )
+    uuid = str(node["uuid"])
+    lab.api.request(
+        "PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"}
+    )
+    wait_until(
+        lambda: lab.api.node(uuid)["provision_state"],
+        60,
+        f"{uuid} to be manageable",
+        until=lambda state: state in ("manageable", "enroll"),
+        interval=0.2,
+    )
+    assert lab.api.node(uuid)["provision_state"] == "manageable"
+    return uuid
+
+
+def test_ironic_engine(
+    inspector: InspectorServer,
+    emulator: RedfishEmulator,
+    ironic_systems: list[EmulatedMachine],
+    machines: list[tuple[Machine, str, EmulatedMachine]],
+    lab_module: Lab,
+    ironic: IronicServer,
+) -> None:
+    """Out of band through Ironic's own redfish inspection, without
+    Ironic's show_password policy: the system finishes (no power or boot
+    call, no port twice, the same properties as Ironic's); a
+    fake-hardware node is refused at once."""
+    client = Client(inspector.url)
+    [system] = ironic_systems
+    node = _redfish_node(lab_module, emulator, system)
+    _set_engine(inspector, "ironic")
+    try:
+        resp = _start(client, machines[0][1], "out-of-band")
+        assert resp.status_code == 400
+        assert "inspect_interface 'fake'" in resp.json()["error"]["message"]
+        access = AccessLog(ironic.log_file)
+        assert _start(client, node, "out-of-band").status_code == 202
+        status = client.wait_for(node, "finished", "error", timeout=90)
+    finally:
+        _set_engine(inspector, "sushy")
+    assert status["error"] is None, status
+    assert _booting_calls(access, node) == []
+    calls = access.per_node([node])[node]
+    assert calls["PUT /v1/nodes/<uuid>/states/provision"] == 1
+    assert calls["GET /v1/nodes/<uuid>/inventory"] == 1
+    ports = lab_module.api.ports(node)
+    assert sorted(p["address"] for p in ports) == sorted(system.macs)
+    props = lab_module.api.node(node)["properties"]
+    assert (props["memory_mb"], props["local_gb"], props["cpu_arch"]) == (
+        8192,
+        39,
+        "x86_64",
+    )
+    assert props["cpus"] == 4  # ours: Ironic 39 sets none out of band
+    data = client.get(f"/v1/introspection/{node}/data").json()
+    assert set(data["provenance"].values()) == {"redfish"}
+    assert data["redfish"]["engine"] == "ironic"

@@ -203,6 +203,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             # node without Redfish driver_info or with a masked password:
             # the pure check, never sushy
             "redfish.credentials",
+            # [redfish]engine = ironic: a node Ironic cannot inspect over
+            # Redfish (its inspect interface, its provision state) is
+            # refused at once too, by the same kind of pure check
+            "redfish.ironic_engine",
         }
     ),
     "conductor": frozenset(

@@ -299,3 +299,25 @@ def test_an_answer_that_is_no_object_is_an_ironic_error(text: str) -> None:
     adapter = FakeAdapter(Answer(200, text=text))
     with pytest.raises(exceptions.BaremetalError, match="unexpected answer|no node"):
         make_client(adapter).get_node("u1")
+
+
+def test_ironic_inspection_calls() -> None:
+    """[redfish]engine = ironic: the provision action, and the inventory
+    at microversion 1.81 (that request only)."""
+    headers: list[Any] = []
+
+    class Recording(FakeAdapter):
+        def request(self, url: str, method: str, **kwargs: Any) -> Any:
+            headers.append(kwargs.get("headers"))
+            return super().request(url, method, **kwargs)
+
+    stored = {"inventory": {"cpu": {"count": 2}}, "plugin_data": {}}
+    adapter = Recording(Answer(202), Answer(200, stored))
+    client = make_client(adapter)
+    client.set_provision_state("u1", "inspect")
+    assert client.get_inventory("u1") == stored
+    assert adapter.requests == [
+        ("PUT", f"{BASE}/v1/nodes/u1/states/provision", {"target": "inspect"}),
+        ("GET", f"{BASE}/v1/nodes/u1/inventory", None),
+    ]
+    assert headers == [None, {"X-OpenStack-Ironic-API-Version": "1.81"}]

@@ -31,6 +31,7 @@ class FakeIronic:
         self.fail: dict[str, Exception] = {}
         self.nodes: dict[str, dict[str, Any]] = {}
         self.ports: dict[str, list[dict[str, Any]]] = {}
+        self.inventories: dict[str, dict[str, Any]] = {}
 
     def _call(self, method: str, node: str, argument: Any = None) -> None:
         self.calls.append((method, node, argument))
@@ -71,6 +72,13 @@ class FakeIronic:
 
     def remove_trait(self, node_uuid: str, trait: str) -> None:
         self._call("remove_trait", node_uuid, trait)
+
+    def set_provision_state(self, node_uuid: str, target: str) -> None:
+        self._call("set_provision_state", node_uuid, target)
+
+    def get_inventory(self, node_uuid: str) -> dict[str, Any]:
+        self._call("get_inventory", node_uuid)
+        return self.inventories.get(node_uuid, {})
 
     def list_node_uuids(self) -> set[str]:
         self._call("list_node_uuids", "")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from inspector import exceptions, states
-from inspector.conductor import out_of_band, processing
+from inspector.conductor import ironic_inspection, out_of_band, processing
 from inspector.db import claims, introspections, stored_data
 from inspector.db.introspections import IntrospectionRecord
 from inspector.redfish import collect
@@ -156,3 +156,230 @@ def test_fallback_data_reaches_the_final_state_dropped(
         rt.db, UUID, states.TIMEOUT, expected_version=waiting.version, error="t"
     )
     assert failed.bmc_data is None
+
+
+# mode auto: a BMC that cannot be asked is a reason to boot the ramdisk
+
+
+@pytest.mark.usefixtures("redfish_node")
+def test_auto_boots_the_ramdisk_when_the_bmc_cannot_be_asked(
+    rt: Runtime, ironic: FakeIronic, answer: dict[str, Any]
+) -> None:
+    answer["error"] = exceptions.BmcError(
+        bmc="BMC https://bmc.example", reason="could not be reached: refused"
+    )
+    pacer = _run(rt, _starting(rt, states.AUTO))
+    assert pacer.waits == 1
+    assert "create_port" not in ironic.methods()
+    assert ironic.methods()[-1] == "set_power_state"
+    record = introspections.get(rt.db, UUID)
+    assert record.state == states.WAITING
+    kept = json.loads(record.bmc_data or "{}")
+    assert kept["inventory"] == {}
+    assert "could not be reached" in kept["redfish"]["error"]
+    assert kept["redfish"]["lacking"] == [
+        f"{fact} (the BMC could not be asked)"
+        for fact in ("cpus", "memory_mb", "local_gb", "macs")
+    ]
+
+
+@pytest.mark.usefixtures("redfish_node")
+def test_auto_asks_within_the_budget(
+    rt: Runtime,
+    monkeypatch: pytest.MonkeyPatch,
+    processed: list[IntrospectionRecord],
+) -> None:
+    rt.conf.set_override("auto_budget", 3.5, "redfish")
+    budgets: list[float] = []
+
+    def within(_s: Sessions, _c: Any, budget: float) -> collect.Collected:
+        budgets.append(budget)
+        return collect.Collected(inventory=dict(INVENTORY))
+
+    monkeypatch.setattr(collect, "collect_within", within)
+    _run(rt, _starting(rt, states.AUTO))
+    assert budgets == [3.5] and len(processed) == 1
+
+
+# [redfish]engine = ironic
+
+
+class IronicInspects:
+    """Ironic's inspection of the node, seen through polls: the node stays
+    ``inspecting`` for ``polls`` sleeps, then ends in ``ends_in``; the
+    clock moves by each sleep."""
+
+    def __init__(
+        self, ironic: FakeIronic, polls: int = 2, ends_in: str = "manageable"
+    ) -> None:
+        self.ironic, self.polls, self.ends_in = ironic, polls, ends_in
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        node = self.ironic.nodes[UUID]
+        if "set_provision_state" in self.ironic.methods():
+            node["provision_state"] = "inspecting"
+            if len(self.slept) > self.polls:
+                node["provision_state"] = self.ends_in
+
+
+@pytest.fixture
+def ironic_node(
+    rt: Runtime, ironic: FakeIronic, monkeypatch: pytest.MonkeyPatch
+) -> IronicInspects:
+    rt.conf.set_override("engine", "ironic", "redfish")
+    ironic.nodes[UUID] = {
+        "uuid": UUID,
+        "inspect_interface": "redfish",
+        "provision_state": "manageable",
+        "driver_info": {"redfish_address": "https://bmc.example"},
+    }
+    ironic.ports[UUID] = [{"uuid": "p1", "address": MAC1}]
+    ironic.inventories[UUID] = {"inventory": dict(INVENTORY), "plugin_data": {}}
+    inspects = IronicInspects(ironic)
+    monkeypatch.setattr(ironic_inspection, "clock", inspects.clock)
+    monkeypatch.setattr(ironic_inspection, "sleep", inspects.sleep)
+    return inspects
+
+
+def test_ironic_engine_inspects_waits_and_reads_the_inventory(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    processed: list[IntrospectionRecord],
+) -> None:
+    pacer = _run(rt, _starting(rt, states.OUT_OF_BAND))
+    assert pacer.waits == 0
+    methods = ironic.methods()
+    assert methods[:2] == ["get_node", "set_provision_state"]
+    assert ironic.calls[1][2] == "inspect"
+    assert methods.count("get_node") == 1 + 3  # the start, three polls
+    assert methods[-3:] == ["get_inventory", "list_ports", "create_port"]
+    # the port Ironic has is not made again
+    assert [c[2]["address"] for c in ironic.calls if c[0] == "create_port"] == [MAC2]
+    assert ironic_node.slept == [0.5, 0.75, 1.125]
+    [record] = processed
+    assert record.mode == states.OUT_OF_BAND
+    data = stored_data.get(rt.db, UUID, processed=False)
+    assert data["inventory"]["memory"] == INVENTORY["memory"]
+    assert set(data["provenance"].values()) == {"redfish"}
+    assert data["redfish"]["engine"] == "ironic"
+
+
+def test_ironic_engine_failure_is_our_error(
+    rt: Runtime, ironic: FakeIronic, ironic_node: IronicInspects
+) -> None:
+    ironic_node.ends_in = "inspect failed"
+    ironic.nodes[UUID]["last_error"] = "Failed to discover memory_mb"
+    with pytest.raises(exceptions.BmcError) as caught:
+        _run(rt, _starting(rt, states.OUT_OF_BAND))
+    assert "Ironic's inspection failed: Failed to discover memory_mb" in str(
+        caught.value
+    )
+    assert "https://bmc.example" in str(caught.value)
+    assert "get_inventory" not in ironic.methods()
+
+
+def test_ironic_engine_failure_in_auto_boots_the_ramdisk(
+    rt: Runtime, ironic: FakeIronic, ironic_node: IronicInspects
+) -> None:
+    ironic_node.ends_in = "inspect failed"
+    ironic.nodes[UUID]["last_error"] = "boom"
+    pacer = _run(rt, _starting(rt, states.AUTO))
+    assert pacer.waits == 1 and ironic.methods()[-1] == "set_power_state"
+    kept = json.loads(introspections.get(rt.db, UUID).bmc_data or "{}")
+    assert "boom" in kept["redfish"]["error"]
+
+
+def test_ironic_engine_wait_is_bounded(
+    rt: Runtime, ironic: FakeIronic, ironic_node: IronicInspects
+) -> None:
+    rt.conf.set_override("ironic_timeout", 20, "redfish")
+    ironic_node.polls = 10**6
+    with pytest.raises(exceptions.InspectorError) as caught:
+        _run(rt, _starting(rt, states.AUTO))  # no ramdisk: Ironic holds it
+    assert not isinstance(caught.value, exceptions.BmcError)
+    assert "[redfish]ironic_timeout (20 s)" in str(caught.value)
+    assert 20 <= ironic_node.now < 26
+    assert max(ironic_node.slept) == ironic_inspection.LAST_POLL
+    assert "set_power_state" not in ironic.methods()
+
+
+def test_ironic_engine_resumed_step_waits_without_asking_again(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    processed: list[IntrospectionRecord],
+) -> None:
+    ironic.nodes[UUID]["provision_state"] = "inspecting"
+    ironic.calls.append(("set_provision_state", UUID, "inspect"))  # earlier
+    _run(rt, _starting(rt, states.OUT_OF_BAND))
+    assert ironic.methods().count("set_provision_state") == 1
+    assert len(processed) == 1
+
+
+def test_ironic_engine_refuses_a_node_it_cannot_inspect(
+    rt: Runtime, ironic: FakeIronic, ironic_node: IronicInspects
+) -> None:
+    ironic.nodes[UUID]["inspect_interface"] = "inspector"
+    with pytest.raises(exceptions.InvalidInput) as caught:
+        _run(rt, _starting(rt, states.OUT_OF_BAND))
+    assert "inspect_interface 'inspector'" in str(caught.value)
+    assert ironic.methods() == ["get_node"]
+
+
+def test_ironic_engine_stops_waiting_when_the_introspection_moved_on(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    record = _starting(rt, states.OUT_OF_BAND)
+    sleep = ironic_node.sleep
+
+    def aborted(seconds: float) -> None:
+        sleep(seconds)
+        if len(ironic_node.slept) == 2:
+            moved_on(rt, record)
+
+    monkeypatch.setattr(ironic_inspection, "sleep", aborted)
+    with pytest.raises(exceptions.StaleState):
+        _run(rt, record)
+    assert ironic.methods().count("get_node") == 2  # the start, one poll
+
+
+@pytest.mark.usefixtures("redfish_node", "answer")
+def test_a_processing_failure_ends_the_run_at_once(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not left for a sweep: the failure is filed against the processing
+    step's version, not the start step's."""
+
+    def fails(_rt: Runtime, _hooks: Any, _record: IntrospectionRecord) -> None:
+        raise exceptions.InspectorError("no cpu.count")
+
+    monkeypatch.setattr(processing, "run", fails)
+    _run(rt, _starting(rt, states.OUT_OF_BAND))
+    record = introspections.get(rt.db, UUID)
+    assert (record.state, record.error) == (states.ERROR, "no cpu.count")
+
+
+def test_ironic_engine_auto_falls_back_for_lacking_facts(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    processed: list[IntrospectionRecord],
+) -> None:
+    ironic.inventories[UUID] = {"inventory": {**INVENTORY, "disks": []}}
+    pacer = _run(rt, _starting(rt, states.AUTO))
+    assert pacer.waits == 1 and not processed
+    assert ironic.methods()[-1] == "set_power_state"
+    kept = json.loads(introspections.get(rt.db, UUID).bmc_data or "{}")
+    assert kept["redfish"]["lacking"] == ["local_gb (no drives)"]
+    assert kept["redfish"]["engine"] == "ironic"

@@ -210,3 +210,43 @@ def test_slots_bound_one_host_only(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None
         assert not blocked.wait(0.2)  # the host's one slot is taken
     waiter.join(5)
     assert blocked.is_set()
+
+
+def test_collect_within_gives_up_after_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mode auto: a BMC that does not answer within [redfish]auto_budget
+    is given up (the caller boots the ramdisk); the asking thread ends by
+    itself."""
+    release = threading.Event()
+    monkeypatch.setattr(collect, "collect", lambda _s, _c: release.wait(30))
+    creds = credentials.from_node(
+        {"uuid": "n1", "driver_info": {"redfish_address": "https://10.0.0.9"}}
+    )
+    try:
+        with pytest.raises(exceptions.BmcError) as caught:
+            collect.collect_within(None, creds, 0.05)  # type: ignore[arg-type]
+    finally:
+        release.set()
+    assert "https://10.0.0.9" in str(caught.value)
+    assert "no answer within [redfish]auto_budget (0.05 s)" in str(caught.value)
+
+
+def test_collect_within_hands_over_the_answer_or_the_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    creds = credentials.from_node(
+        {"uuid": "n1", "driver_info": {"redfish_address": "https://10.0.0.9"}}
+    )
+    told = collect.Collected(inventory={"cpu": {"count": 1}})
+    monkeypatch.setattr(collect, "collect", lambda _s, _c: told)
+    assert collect.collect_within(None, creds, 5) is told  # type: ignore[arg-type]
+    refused = exceptions.BmcError(bmc="BMC x", reason="refused")
+
+    def fail(_s: Any, _c: Any) -> collect.Collected:
+        raise refused
+
+    monkeypatch.setattr(collect, "collect", fail)
+    with pytest.raises(exceptions.BmcError) as caught:
+        collect.collect_within(None, creds, 5)  # type: ignore[arg-type]
+    assert caught.value is refused
