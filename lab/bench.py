@@ -272,6 +272,21 @@ def lock_handoff_ms(backend_url: str, rounds: int = 10) -> list[float]:
     return results
 
 
+def database_sessions(url: str) -> int | None:
+    """Connections PostgreSQL has accepted into the database of ``url`` so
+    far (``pg_stat_database.sessions``): during a run, the connections the
+    services' pools opened (each a TCP handshake, an authentication and a
+    server process)."""
+    import psycopg2
+
+    name = url.rsplit("/", 1)[1]
+    dsn = url.replace("postgresql+psycopg2://", "postgresql://")
+    with contextlib.closing(psycopg2.connect(dsn)) as conn, conn.cursor() as cur:
+        cur.execute("SELECT sessions FROM pg_stat_database WHERE datname = %s", (name,))
+        row = cur.fetchone()
+    return None if row is None else int(row[0])
+
+
 def _start_upstream(work: pathlib.Path, ironic_url: str, stack: Any) -> Running:
     from lab import upstream_server
 
@@ -345,6 +360,9 @@ def run(options: BenchOptions) -> dict[str, Any]:
                 options.profile_dir / shape, running.cpu_pids
             )
             profiler.start()
+        sessions = None
+        if running.cluster is not None:
+            sessions = database_sessions(running.cluster.database_url)
         started = time.monotonic()
         clocks = (started, time.time())
         answered = start_all(url, list(uuids.values()), workers=options.machines)
@@ -363,6 +381,11 @@ def run(options: BenchOptions) -> dict[str, Any]:
         # every shape; kept as all_finished_seen_s)
         recorded = wall_time.service_elapsed(clocks, final)
         elapsed = seen if recorded is None else min(seen, recorded)
+        if sessions is not None and running.cluster is not None:
+            opened = database_sessions(running.cluster.database_url)
+            # the bench's own look counts one; PostgreSQL's statistics
+            # may lag a second behind its backends
+            result["database_connections_opened"] = (opened or 0) - sessions
         if profiler is not None:
             profiler.stop()
             result["profile"] = profiler.report()
@@ -463,6 +486,11 @@ def report(results: list[dict[str, Any]]) -> str:
             lines.append(
                 f"{r['shape']}: Ironic CPU ms per call (idle, one at a time): "
                 f"{json.dumps(r['ironic_cpu_ms_per_call'])}"
+            )
+        if "database_connections_opened" in r:
+            lines.append(
+                f"{r['shape']}: PostgreSQL connections opened during the run: "
+                f"{r['database_connections_opened']}"
             )
         if "coordination" in r:
             lines.append(f"{r['shape']}: coordination {json.dumps(r['coordination'])}")
