@@ -26,6 +26,9 @@ from lab.postgres_server import PostgresServer
 from lab.ramdisk import RamdiskPlayer
 
 WRK_SECONDS = 5
+LISTING_INTERVAL = 0.5
+"""Seconds between the benchmark's looks at the listing while the machines
+run (0.2 before the run's end came from the service's finished_at)."""
 
 
 @dataclasses.dataclass
@@ -373,12 +376,13 @@ def run(options: BenchOptions) -> dict[str, Any]:
             if len(final) == len(lab) and all(s["finished"] for s in final.values()):
                 break
             # each look lists every introspection: CPU of the inspector
-            # counted in its cost per machine, so not too often
-            time.sleep(0.2)
+            # counted in its cost per machine, so not too often (the end
+            # is the service's own finished_at, not when this look sees it)
+            time.sleep(LISTING_INTERVAL)
         seen = time.monotonic() - started
         # the service's own record of the last finish: the listing above
-        # sees it up to 0.2 s later, a lag of the lab's (the same for
-        # every shape; kept as all_finished_seen_s)
+        # sees it up to LISTING_INTERVAL later, a lag of the lab's (the
+        # same for every shape; kept as all_finished_seen_s)
         recorded = wall_time.service_elapsed(clocks, final)
         elapsed = seen if recorded is None else min(seen, recorded)
         if sessions is not None and running.cluster is not None:
