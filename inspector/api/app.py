@@ -15,6 +15,7 @@ from inspector.api import (
     history,
     introspection,
     inventory,
+    payload,
     pxe_filters,
     ramdisk,
     request_context,
@@ -120,6 +121,8 @@ def create_app(rt: Runtime) -> flask.Flask:
     app.before_request(_authorize)
     app.after_request(_add_version_headers)
     errors.register(app)
+    # compiled now, not by the first ramdisk post of each API process
+    payload.compile_schema()
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(history.blueprint)

@@ -26,6 +26,9 @@ CAST_RETRY = 1
 oslo.messaging's defaults). A cast never waits for the broker forever: with
 RabbitMQ down the request gets its 503 within a few seconds."""
 
+PREPARED_HOSTS = 256
+"""Conductor hosts whose prepared RPC client one API process keeps."""
+
 
 BROKER_ERRORS: tuple[type[Exception], ...] = (
     messaging.MessageDeliveryFailure,
@@ -109,12 +112,22 @@ class OsloSender:
         target = messaging.Target(topic=TOPIC, version=RPC_API_VERSION)
         self._client = messaging.get_rpc_client(transport, target)
         self._broker = broker_of(conf.transport_url)
+        self._to: dict[str, Any] = {}
+        """Conductor host -> the client prepared for it, made on its first
+        cast (``prepare`` builds a target and a call context each time)."""
+
+    def _prepared(self, host: str) -> Any:
+        prepared = self._to.get(host)
+        if prepared is None:
+            if len(self._to) >= PREPARED_HOSTS:  # hosts renamed over time
+                self._to.clear()
+            prepared = self._client.prepare(server=host, retry=CAST_RETRY)
+            self._to[host] = prepared
+        return prepared
 
     def send(self, host: str, method: str, params: dict[str, Any]) -> None:
         try:
-            self._client.prepare(server=host, retry=CAST_RETRY).cast(
-                {}, method, **params
-            )
+            self._prepared(host).cast({}, method, **params)
         except BROKER_ERRORS as exc:
             cause = exceptions.first_line(exc)
             # the caller's outage log says it once, not once per cast

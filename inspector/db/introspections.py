@@ -409,10 +409,32 @@ def settle(db: Database, uuid: str, version: int) -> bool:
     return bool(result.rowcount)
 
 
-@functools.cache
-def _lookup_statement(names: tuple[str, ...]) -> sa.Select[Any]:
-    """Running introspections with any of ``names`` among the given values."""
+LOOKUP_VALUES_NAMED = 8
+"""Up to this many values of one attribute, the lookup names each value as
+a bound parameter of its own (one statement per count, compiled once per
+process); beyond it one expanding parameter takes them all, which
+SQLAlchemy renders into the statement's text again at every execution."""
+
+_TRANSIENT = _TABLE.c.state.in_([sa.literal(s) for s in sorted(states.TRANSIENT)])
+"""A running introspection: the states as constant bound parameters (a
+plain list would be an expanding parameter, rendered at every execution)."""
+
+
+def _value_names(index: int, count: int) -> list[str]:
+    return [f"values_{index}_{n}" for n in range(count)]
+
+
+@functools.lru_cache(maxsize=128)
+def _lookup_statement(shape: tuple[tuple[str, int], ...]) -> sa.Select[Any]:
+    """Running introspections with any of the given values of the named
+    attributes; ``shape`` is (name, number of values) per attribute."""
     attribute = _ATTRIBUTES.c
+
+    def any_of(index: int, count: int) -> Any:
+        if count > LOOKUP_VALUES_NAMED:
+            return sa.bindparam(f"values_{index}", expanding=True)
+        return [sa.bindparam(name) for name in _value_names(index, count)]
+
     return (
         sa.select(_TABLE)
         .join(_ATTRIBUTES, attribute.node_uuid == _TABLE.c.uuid)
@@ -421,15 +443,13 @@ def _lookup_statement(names: tuple[str, ...]) -> sa.Select[Any]:
                 *(
                     sa.and_(
                         attribute.name == name,
-                        attribute.value.in_(
-                            sa.bindparam(f"values_{index}", expanding=True)
-                        ),
+                        attribute.value.in_(any_of(index, count)),
                     )
-                    for index, name in enumerate(names)
+                    for index, (name, count) in enumerate(shape)
                 )
             )
         )
-        .where(_TABLE.c.state.in_(sorted(states.TRANSIENT)))
+        .where(_TRANSIENT)
         .distinct()
     )
 
@@ -441,9 +461,15 @@ def lookup(db: Database, attributes: dict[str, list[str]]) -> IntrospectionRecor
         raise exceptions.LookupFailed(
             "The ramdisk reported no MAC or BMC address to look the node up by"
         )
-    params = {f"values_{i}": list(values) for i, values in enumerate(wanted.values())}
+    params: dict[str, Any] = {}
+    for index, values in enumerate(wanted.values()):
+        if len(values) > LOOKUP_VALUES_NAMED:
+            params[f"values_{index}"] = list(values)
+        else:
+            params.update(zip(_value_names(index, len(values)), values, strict=True))
+    shape = tuple((name, len(values)) for name, values in wanted.items())
     with db.connect() as conn:
-        rows = conn.execute(_lookup_statement(tuple(wanted)), params).all()
+        rows = conn.execute(_lookup_statement(shape), params).all()
     if not rows:
         raise exceptions.NoMatch(attributes=_describe(attributes))
     if len(rows) > 1:

@@ -325,6 +325,18 @@ def test_cast_retried_on_another_conductor() -> None:
     assert router.invalidated == 1
 
 
+def test_cast_client_prepared_once_per_conductor() -> None:
+    router = _Router(["a", "b"])
+    client, delivered = _client(router, failing=set())
+    rpc = client.sender._client
+    for uuid in ("u1", "u2", "u3"):
+        client.process(uuid, 1)
+    router.hosts = ["b"]
+    client.start_introspection("u4", 1)
+    assert delivered == ["process@a"] * 3 + ["start_introspection@b"]
+    assert [c.kwargs["server"] for c in rpc.prepare.call_args_list] == ["a", "b"]
+
+
 def test_cast_gives_up_with_503_naming_the_tries() -> None:
     client, delivered = _client(_Router(["a", "b"]), failing={"a", "b"})
     with pytest.raises(exceptions.ServiceUnavailable, match=r"tried a, b"):

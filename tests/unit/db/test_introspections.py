@@ -32,6 +32,29 @@ def test_final_state_drops_lookup_attributes(db: engine.Database) -> None:
     assert record.error == "boom" and record.finished_at is not None
 
 
+@pytest.mark.parametrize(
+    "count",
+    [1, introspections.LOOKUP_VALUES_NAMED, introspections.LOOKUP_VALUES_NAMED + 3],
+)
+def test_lookup_by_any_of_many_values(db: engine.Database, count: int) -> None:
+    """Each value is its own bound parameter up to LOOKUP_VALUES_NAMED and
+    one expanding parameter beyond: either way any one value finds it."""
+    mine = [f"52:54:00:00:00:{n:02x}" for n in range(count)]
+    other = "99999999-2222-4333-8444-555555555555"
+    introspections.start(db, UUID, True, {"mac": mine, "bmc_address": ["10.0.0.1"]})
+    introspections.start(db, other, True, {"mac": ["52:54:00:ff:ff:ff"]})
+    for mac in mine:
+        asked = {"mac": ["52:54:00:aa:aa:aa"] * (count - 1) + [mac]}
+        assert introspections.lookup(db, asked).uuid == UUID
+    assert (
+        introspections.lookup(db, {"mac": [], "bmc_address": ["10.0.0.1"]}).uuid == UUID
+    )
+    found = introspections.lookup(db, {"mac": mine[:1], "bmc_address": ["10.9.9.9"]})
+    assert found.uuid == UUID
+    with pytest.raises(exceptions.NoMatch):
+        introspections.lookup(db, {"mac": ["52:54:00:aa:aa:aa"] * count})
+
+
 def test_lookup_ambiguous(db: engine.Database) -> None:
     other = "99999999-2222-4333-8444-555555555555"
     introspections.start(db, UUID, True, {"bmc_address": ["10.0.0.1"]})
