@@ -27,6 +27,7 @@ from lab.machines import Machine
 from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
 from lab.waiting import wait_until
+from tests.integration import cpu_ledger
 
 _indexes = itertools.count(1)
 
@@ -70,7 +71,9 @@ def _worker_input(config: pytest.Config) -> dict[str, Any]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The run's id, which the workers name their groups' files with."""
+    """The run's id, which the workers name their groups' files with; the
+    CPU ledger when asked for (tests/integration/cpu_ledger.py)."""
+    cpu_ledger.install(config)
     if not _is_worker(config) and config.getoption("dist", "no") != "no":
         if not config.getoption("testrunuid", None):
             config.option.testrunuid = uuid4().hex
@@ -148,10 +151,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ironic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IronicServer]:
+def ironic(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
     server = IronicServer(default_cache_dir(), tmp_path_factory.mktemp("ironic"))
     server.start()
+    cpu_ledger.watch(request.config, "ironic", lambda: server.pid)
     yield server
+    cpu_ledger.unwatch(request.config, "ironic")
     server.stop()
 
 
@@ -161,10 +168,14 @@ def ironic_api(ironic: IronicServer) -> IronicAPI:
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+def postgres(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PostgresServer]:
     server = PostgresServer(tmp_path_factory.mktemp("postgres"))
     server.start()
+    cpu_ledger.watch(request.config, "postgres", lambda: server.pid)
     yield server
+    cpu_ledger.unwatch(request.config, "postgres")
     server.stop()
 
 
