@@ -5,6 +5,7 @@ Ironic comes from PyPI into a cached virtualenv (installed once per machine);
 every server listens on 127.0.0.1 on a free port and is stopped at the end.
 """
 
+import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -186,14 +187,23 @@ class Lab:
         self.api = api
         self.seed = seed
 
-    def machine(self, enroll_port: bool | None = None) -> tuple[Machine, str]:
+    def _make(self, enroll_port: bool | None = None) -> Machine:
         machine = machines.make_machine(next(_indexes) + 1000 * self.seed, self.seed)
         if enroll_port is not None:
             machine.enroll_port = enroll_port
+        return machine
+
+    def machine(self, enroll_port: bool | None = None) -> tuple[Machine, str]:
+        machine = self._make(enroll_port)
         return machine, enroll_one(self.api, machine)
 
     def machines(self, count: int) -> list[Node]:
-        return [self.machine() for _ in range(count)]
+        """``count`` machines enrolled side by side (each waits for Ironic's
+        verification; one after another they would wait in turn)."""
+        made = [self._make() for _ in range(count)]
+        with concurrent.futures.ThreadPoolExecutor(min(count, 8) or 1) as pool:
+            uuids = list(pool.map(lambda m: enroll_one(self.api, m), made))
+        return list(zip(made, uuids, strict=True))
 
 
 @pytest.fixture
