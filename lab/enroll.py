@@ -62,11 +62,6 @@ class IronicAPI:
             query += f"&sort_key=updated_at&sort_dir=desc&limit={recent}"
         return list(self.request("GET", f"/v1/nodes?{query}")["nodes"])
 
-    def power_state(self, node_id: str) -> str | None:
-        """The node's power state, alone (one node's look, not a listing)."""
-        node = self.request("GET", f"/v1/nodes/{node_id}?fields=power_state")
-        return None if node["power_state"] is None else str(node["power_state"])
-
     def ports(self, node_uuid: str) -> list[dict[str, Any]]:
         return list(
             self.request("GET", f"/v1/ports?node_uuid={node_uuid}&detail=true")["ports"]
