@@ -8,10 +8,13 @@ from typing import Any
 import requests
 
 from lab.machines import Machine
+from lab.waiting import wait_until
 
 LOG = logging.getLogger(__name__)
 
 HEADERS = {"X-OpenStack-Ironic-API-Version": "1.80"}
+VERIFY_POLL = 0.25
+"""Seconds between looks at a node Ironic verifies (``manage``)."""
 
 
 class IronicAPI:
@@ -89,18 +92,27 @@ def enroll_one(api: IronicAPI, machine: Machine) -> str:
             json={"node_uuid": uuid, "address": machine.pxe_mac, "pxe_enabled": True},
         )
     api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"})
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        state = api.node(uuid)["provision_state"]
-        if state == "manageable":
-            return uuid
-        if state == "enroll" and api.node(uuid).get("last_error"):
+
+    def verified() -> dict[str, Any]:
+        node: dict[str, Any] = api.request(
+            "GET", f"/v1/nodes/{uuid}?fields=provision_state,last_error"
+        )
+        if node["provision_state"] == "enroll" and node.get("last_error"):
             raise RuntimeError(
-                f"{machine.name} failed to become manageable: "
-                f"{api.node(uuid)['last_error']}"
+                f"{machine.name} failed to become manageable: {node['last_error']}"
             )
-        time.sleep(0.1)
-    raise RuntimeError(f"{machine.name} did not become manageable within 60 s")
+        return node
+
+    # each look costs Ironic ~15 ms of CPU, as much as a third of what the
+    # rest of the enrolment costs it when looked at every 0.1 s
+    wait_until(
+        verified,
+        60,
+        f"{machine.name} to become manageable",
+        until=lambda node: node["provision_state"] == "manageable",
+        interval=VERIFY_POLL,
+    )
+    return uuid
 
 
 def enroll(api: IronicAPI, machines: list[Machine], workers: int = 8) -> dict[str, str]:

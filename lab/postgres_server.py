@@ -62,6 +62,12 @@ class PostgresServer:
             f"{self.database}"
         )
 
+    @property
+    def pid(self) -> int | None:
+        """The postmaster's PID while it runs (the ``postgres`` process, or
+        ``runuser`` starting it as its owner)."""
+        return self._proc.pid if self._proc else None
+
     def _as_owner(self, args: list[str]) -> list[str]:
         if os.geteuid() == 0:
             return ["runuser", "-u", "postgres", "--", *args]

@@ -44,6 +44,37 @@ def cpu_seconds(pid: int) -> float:
     return total / ticks
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def own_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` alone (no children)."""
+    parts = _stat_fields(pid)
+    if parts is None:
+        return 0.0
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def lifetime_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid``'s tree, including children already reaped.
+
+    Each live process counts its own time and that of the children it has
+    waited for (cutime, cstime), so a process that ran and ended between
+    two readings still shows in the difference, through its parent; a
+    daemon that double-forked away from the tree does not.
+    """
+    total = 0
+    for each in tree(pid):
+        parts = _stat_fields(each)
+        if parts is not None:
+            total += sum(int(p) for p in parts[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def peak_rss_mb(pid: int) -> float:
     """Peak resident memory (VmHWM) of one process, in MiB."""
     for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():

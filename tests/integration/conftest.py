@@ -5,6 +5,7 @@ Ironic comes from PyPI into a cached virtualenv (installed once per machine);
 every server listens on 127.0.0.1 on a free port and is stopped at the end.
 """
 
+import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -27,6 +28,7 @@ from lab.machines import Machine
 from lab.postgres_server import PostgresServer
 from lab.split_cluster import ConductorServer, SplitCluster
 from lab.waiting import wait_until
+from tests.integration import cpu_ledger
 
 _indexes = itertools.count(1)
 
@@ -70,7 +72,9 @@ def _worker_input(config: pytest.Config) -> dict[str, Any]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The run's id, which the workers name their groups' files with."""
+    """The run's id, which the workers name their groups' files with; the
+    CPU ledger when asked for (tests/integration/cpu_ledger.py)."""
+    cpu_ledger.install(config)
     if not _is_worker(config) and config.getoption("dist", "no") != "no":
         if not config.getoption("testrunuid", None):
             config.option.testrunuid = uuid4().hex
@@ -148,10 +152,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ironic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IronicServer]:
+def ironic(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
     server = IronicServer(default_cache_dir(), tmp_path_factory.mktemp("ironic"))
     server.start()
+    cpu_ledger.watch(request.config, "ironic", lambda: server.pid)
     yield server
+    cpu_ledger.unwatch(request.config, "ironic")
     server.stop()
 
 
@@ -161,10 +169,14 @@ def ironic_api(ironic: IronicServer) -> IronicAPI:
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+def postgres(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[PostgresServer]:
     server = PostgresServer(tmp_path_factory.mktemp("postgres"))
     server.start()
+    cpu_ledger.watch(request.config, "postgres", lambda: server.pid)
     yield server
+    cpu_ledger.unwatch(request.config, "postgres")
     server.stop()
 
 
@@ -175,14 +187,23 @@ class Lab:
         self.api = api
         self.seed = seed
 
-    def machine(self, enroll_port: bool | None = None) -> tuple[Machine, str]:
+    def _make(self, enroll_port: bool | None = None) -> Machine:
         machine = machines.make_machine(next(_indexes) + 1000 * self.seed, self.seed)
         if enroll_port is not None:
             machine.enroll_port = enroll_port
+        return machine
+
+    def machine(self, enroll_port: bool | None = None) -> tuple[Machine, str]:
+        machine = self._make(enroll_port)
         return machine, enroll_one(self.api, machine)
 
     def machines(self, count: int) -> list[Node]:
-        return [self.machine() for _ in range(count)]
+        """``count`` machines enrolled side by side (each waits for Ironic's
+        verification; one after another they would wait in turn)."""
+        made = [self._make() for _ in range(count)]
+        with concurrent.futures.ThreadPoolExecutor(min(count, 8) or 1) as pool:
+            uuids = list(pool.map(lambda m: enroll_one(self.api, m), made))
+        return list(zip(made, uuids, strict=True))
 
 
 @pytest.fixture
