@@ -175,6 +175,34 @@ def _parser() -> argparse.ArgumentParser:
     )
     redfish.add_argument("--ironic-machines", type=int, default=20)
     redfish.add_argument(
+        "--bmcs",
+        choices=("emulator", "fleet"),
+        default="emulator",
+        help="emulator: sushy-tools' emulator (one address for all); fleet: "
+        "one static BMC per machine, each on its own port (lab/redfish_fleet.py)",
+    )
+    redfish.add_argument(
+        "--ironic",
+        choices=("real", "standin"),
+        default="real",
+        help="the Ironic of our runs (Ironic's own redfish inspection always "
+        "runs in the real one)",
+    )
+    redfish.add_argument(
+        "--compare",
+        type=int,
+        default=0,
+        metavar="N",
+        help="and N machines whose BMC suffices plus N whose BMC lacks "
+        "drives, each set in-band and then in auto",
+    )
+    redfish.add_argument(
+        "--profile",
+        type=pathlib.Path,
+        metavar="DIR",
+        help="py-spy the inspector during the out-of-band run",
+    )
+    redfish.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
     )
     standin = sub.add_parser(
@@ -312,11 +340,17 @@ def main(argv: list[str] | None = None) -> int:
         from lab import redfish_bench
 
         result = redfish_bench.run(
-            args.machines,
-            args.max_per_host,
-            args.work_dir,
-            args.with_ironic,
-            args.ironic_machines,
+            redfish_bench.RedfishBenchOptions(
+                machines=args.machines,
+                max_per_host=args.max_per_host,
+                work_dir=args.work_dir,
+                with_ironic=args.with_ironic,
+                ironic_machines=args.ironic_machines,
+                bmcs=args.bmcs,
+                ironic=args.ironic,
+                compare=args.compare,
+                profile_dir=args.profile,
+            )
         )
         print(redfish_bench.report(result))
         args.output.write_text(json.dumps(result, indent=2) + "\n")

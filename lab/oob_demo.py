@@ -18,13 +18,12 @@ import pathlib
 import shutil
 import tempfile
 import time
-import uuid as uuidlib
 from collections import Counter
 from typing import Any
 
 import requests
 
-from lab import demo, machines, procstat
+from lab import demo, machines, procstat, redfish_nodes
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_calls import AccessLog
 from lab.ironic_server import IronicServer, default_cache_dir
@@ -36,8 +35,6 @@ from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmu
 V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
 BOOTING = ("/states/power", "/management/boot_device")
 """Ironic's endpoints that power a machine or change its boot device."""
-MAX_CPUS = 64
-"""The emulated systems' CPU count is the machine's, up to this."""
 
 
 @dataclasses.dataclass
@@ -61,35 +58,15 @@ def plan(count: int, seed: int = 0, first: int = 1) -> list[Planned]:
     for index, machine in enumerate(lab):
         machine.enroll_port = False  # the BMC's MACs become the ports
         auto = index >= count - fallbacks
-        macs = [machine.pxe_mac] + [m for m in machine.macs if m != machine.pxe_mac]
-        system = EmulatedMachine(
-            machine.name,
-            str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oob-demo-{machine.name}")),
-            macs,
-            cpus=min(machine.cpus, MAX_CPUS),
-            memory_gib=max(1, machine.memory_mb // 1024),
-            disk_gib=0 if auto else machine.smallest_disk_gib,
-        )
+        system = redfish_nodes.emulated(machine, "oob-demo", with_disk=not auto)
         found.append(Planned(machine, system, "auto" if auto else "out-of-band"))
     return found
 
 
 def point_at(api: IronicAPI, node: str, address: str, system_id: str) -> None:
     """The node's Redfish driver_info: the emulator's system ``system_id``."""
-    values = {
-        "redfish_address": address,
-        "redfish_system_id": system_id,
-        "redfish_username": USERNAME,
-        "redfish_password": PASSWORD,
-    }
-    api.request(
-        "PATCH",
-        f"/v1/nodes/{node}",
-        json=[
-            {"op": "add", "path": f"/driver_info/{k}", "value": v}
-            for k, v in values.items()
-        ],
-    )
+    bmc = redfish_nodes.MachineBmc(node, address, system_id, USERNAME, PASSWORD)
+    redfish_nodes.point_at(api, node, bmc)
 
 
 @dataclasses.dataclass
