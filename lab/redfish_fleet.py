@@ -128,15 +128,22 @@ async def _serve_connection(
             body = await reader.readexactly(length) if length else b""
             path = target.split("?", 1)[0].rstrip("/")
             status, extra, payload = bmc.answer(method, path, headers, body)
+            # sushy asks for a connection per request (some BMCs choke on
+            # kept-alive ones): say it is closed, or the client reuses it
+            closing = headers.get("connection", "").lower() == "close"
             out = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}"]
             out += [f"{k}: {v}" for k, v in extra.items()]
             out += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+            out += ["Connection: close"] if closing else []
             writer.write(("\r\n".join(out) + "\r\n\r\n").encode() + payload)
             await writer.drain()
-            if headers.get("connection", "").lower() == "close":
+            if closing:
                 break
-    except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-        pass
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError) as exc:
+        import traceback, sys as _s
+
+        if not (isinstance(exc, asyncio.IncompleteReadError) and not exc.partial):
+            print("CLOSED", repr(exc)[:300], file=_s.stderr, flush=True)
     finally:
         writer.close()
 
