@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import pathlib
 import shutil
-import tempfile
 import time
 from collections import Counter
 from typing import Any
@@ -26,8 +25,7 @@ import requests
 from lab import demo, machines, procstat, redfish_nodes
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_calls import AccessLog
-from lab.ironic_server import IronicServer, default_cache_dir
-from lab.machines import GiB, Machine
+from lab.machines import Machine
 from lab.progress import Progress
 from lab.ramdisk import RamdiskPlayer
 from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
@@ -111,14 +109,9 @@ def _row(
     data: dict[str, Any] | None,
     seconds: float | None,
 ) -> list[str]:
-    cpus = memory = root = nics = lacking = "-"
+    cpus, memory, root, nics = demo.hardware_cells(data)
+    lacking = "-"
     if data:
-        cpus = str(data.get("cpus", "-"))
-        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
-        disk = data.get("root_disk") or {}
-        if disk:
-            root = f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB"
-        nics = str(len(data.get("all_interfaces") or {}))
         lacking = ", ".join((data.get("redfish") or {}).get("lacking") or []) or "-"
     return [
         planned.machine.name,
@@ -297,19 +290,12 @@ def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -
 def run(options: demo.DemoOptions) -> int:
     """The standalone demo's servers, the emulator, the machines over Redfish."""
     total_started = time.monotonic()
-    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-oob-"))
-    work.mkdir(parents=True, exist_ok=True)
-    timeout = options.timeout or 120 + 2 * options.machines
-    print(f"Lab work directory: {work}")
+    work, timeout = demo.prepare(options, "inspector-oob-")
     with contextlib.ExitStack() as stack:
-        started = time.monotonic()
-        ironic = IronicServer(default_cache_dir(), work / "ironic")
-        ironic.start()
-        stack.callback(ironic.stop)
+        ironic = demo.start_ironic(work, stack)
         # the inspector reads the BMC password from Ironic (doc/redfish.md);
         # the lab's Ironic has no authentication: shown to every caller
         ironic.set_policy({"show_password": "@"})
-        demo._phase(f"Ironic up at {ironic.url}", started)
 
         started = time.monotonic()
         running = demo.start_inspector(options, work, ironic.url, stack)
