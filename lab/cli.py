@@ -167,6 +167,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     redfish.add_argument("--machines", type=int, default=100)
     redfish.add_argument("--max-per-host", type=int, default=16)
+    redfish.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=64,
+        help="the inspector's [DEFAULT]max_concurrency (default 64)",
+    )
     redfish.add_argument("--work-dir", type=pathlib.Path)
     redfish.add_argument(
         "--with-ironic",
@@ -343,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             redfish_bench.RedfishBenchOptions(
                 machines=args.machines,
                 max_per_host=args.max_per_host,
+                max_concurrency=args.max_concurrency,
                 work_dir=args.work_dir,
                 with_ironic=args.with_ironic,
                 ironic_machines=args.ironic_machines,
