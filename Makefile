@@ -85,7 +85,7 @@ ifeq ($(BENCH_SCALE),history)
 else ifeq ($(BENCH_SCALE),redfish)
 	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),100) --with-ironic --output redfish.json
 else ifeq ($(BENCH_SCALE),redfish-1000)
-	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),1000) --bmcs fleet --ironic standin --compare 20 --with-ironic $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output redfish-1000.json
+	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),1000) --bmcs fleet --ironic standin --compare 20 --with-ironic --database postgresql $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output redfish-1000.json
 else ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else

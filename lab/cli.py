@@ -173,6 +173,12 @@ def _parser() -> argparse.ArgumentParser:
         default=64,
         help="the inspector's [DEFAULT]max_concurrency (default 64)",
     )
+    redfish.add_argument(
+        "--database",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the inspector's database (postgresql: a private server)",
+    )
     redfish.add_argument("--work-dir", type=pathlib.Path)
     redfish.add_argument(
         "--with-ironic",
@@ -350,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                 machines=args.machines,
                 max_per_host=args.max_per_host,
                 max_concurrency=args.max_concurrency,
+                database=args.database,
                 work_dir=args.work_dir,
                 with_ironic=args.with_ironic,
                 ironic_machines=args.ironic_machines,

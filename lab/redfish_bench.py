@@ -37,6 +37,7 @@ from lab.inspector_server import InspectorServer
 from lab.ironic_server import IronicServer, default_cache_dir
 from lab.ironic_standin import StandinServer
 from lab.machines import Machine
+from lab.postgres_server import PostgresServer
 from lab.ramdisk import RamdiskPlayer
 from lab.redfish_emulator import PASSWORD as EMULATOR_PASSWORD
 from lab.redfish_emulator import USERNAME as EMULATOR_USERNAME
@@ -65,6 +66,8 @@ class RedfishBenchOptions:
     compare: int = 0
     """Machines per set of the in-band against auto comparison (0: none)."""
     max_concurrency: int = 64
+    database: str = "sqlite"
+    """The inspector's database: sqlite or postgresql (a private server)."""
     """The inspector's ``[DEFAULT]max_concurrency`` (steps at once)."""
     profile_dir: pathlib.Path | None = None
     """py-spy the inspector during the out-of-band run (lab/cpu_profile.py)."""
@@ -151,6 +154,7 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
         "ironic": options.ironic,
         "max_per_host": options.max_per_host,
         "max_concurrency": options.max_concurrency,
+        "database": options.database,
         "load_average_before": _load(),
     }
     with contextlib.ExitStack() as stack:
@@ -163,15 +167,26 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
         api = enroll.IronicAPI(ironic.url)
         ours = planned.ours + planned.suffices + planned.lacking
         nodes = enroll.enroll(api, ours, workers=16)
+        pids: dict[str, int] = {}
         with concurrent.futures.ThreadPoolExecutor(16) as pool:
             list(
                 pool.map(
                     lambda m: point_at(api, nodes[m.name], planned.bmcs[m.name]), ours
                 )
             )
+        database_url = None
+        if options.database == "postgresql":
+            postgres = PostgresServer(work / "postgres")
+            postgres.start()
+            stack.callback(postgres.stop)
+            database_url = postgres.url
+            # the postmaster's PID (its backends are its children)
+            postmaster = postgres.data_dir / "postmaster.pid"
+            pids["postgresql"] = int(postmaster.read_text().split()[0])
         inspector = InspectorServer(
             work / "inspector",
             ironic.url,
+            database_url=database_url,
             options={
                 # 1,000 steps at once (the default) on SQLite wait past its
                 # busy timeout ("database is locked"); BMCs that answer at
@@ -184,7 +199,7 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
         inspector.start()
         stack.callback(inspector.stop)
         assert inspector.pid is not None and ironic.pid is not None
-        pids = {"inspector": inspector.pid, "ironic": ironic.pid, "bmcs": bmc_pid}
+        pids.update(inspector=inspector.pid, ironic=ironic.pid, bmcs=bmc_pid)
         uuids = [nodes[m.name] for m in planned.ours]
         profiler = None
         if options.profile_dir is not None:
@@ -330,12 +345,15 @@ def report(result: dict[str, Any]) -> str:
     per = ours["cpu_ms_per_machine"]
     lines = [
         f"{result['machines']} machines out of band; BMCs: {bmcs}; our Ironic: "
-        f"{ironic[result['ironic']]}; load average before "
+        f"{ironic[result['ironic']]}; the inspector on {result['database']}; "
+        f"load average before "
         f"{result['load_average_before']}",
         f"  wall {ours['wall_s']} s (starts sent in {ours['starts_s']} s), "
         f"{ours['errors']} errors, ran {ours['ran']}",
         f"  CPU ms per machine: inspector {per['inspector']}, "
-        f"{result['ironic']} Ironic {per['ironic']}, BMCs {per['bmcs']}; "
+        f"{result['ironic']} Ironic {per['ironic']}, BMCs {per['bmcs']}"
+        + (f", PostgreSQL {per['postgresql']}" if "postgresql" in per else "")
+        + "; "
         f"load average after {ours['load_average']}",
     ]
     for row in result.get("compare") or []:
