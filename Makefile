@@ -74,13 +74,18 @@ BENCH_SHAPES ?= standalone,split-2
 # BENCH_SCALE=history: the fleet view (inventory endpoints, /fleet) over
 # 10,000 nodes x 20 hardware runs written straight into SQLite and PostgreSQL
 # BENCH_SCALE=redfish: 100 (BENCH_MACHINES) emulated machines out of band, and
-# Ironic's own redfish inspection of 20 more in the same run
+# Ironic's own redfish inspection of 20 more in the same run;
+# BENCH_SCALE=redfish-1000: 1,000 (BENCH_MACHINES) out of band against one
+# static BMC each and the Ironic stand-in, 20 + 20 in-band against auto, and
+# Ironic's own inspection of 20 in the real Ironic (doc/benchmarks.md)
 BENCH_IRONIC ?= $(if $(filter fleet,$(BENCH_SCALE)),standin,real)
 bench: venv packages
 ifeq ($(BENCH_SCALE),history)
 	$(BIN)/python -m lab bench-history --output history.json
 else ifeq ($(BENCH_SCALE),redfish)
 	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),100) --with-ironic --output redfish.json
+else ifeq ($(BENCH_SCALE),redfish-1000)
+	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),1000) --bmcs fleet --ironic standin --compare 20 --with-ironic --database postgresql $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output redfish-1000.json
 else ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else

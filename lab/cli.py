@@ -167,6 +167,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     redfish.add_argument("--machines", type=int, default=100)
     redfish.add_argument("--max-per-host", type=int, default=16)
+    redfish.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=64,
+        help="the inspector's [DEFAULT]max_concurrency (default 64)",
+    )
+    redfish.add_argument(
+        "--database",
+        choices=("sqlite", "postgresql"),
+        default="sqlite",
+        help="the inspector's database (postgresql: a private server)",
+    )
     redfish.add_argument("--work-dir", type=pathlib.Path)
     redfish.add_argument(
         "--with-ironic",
@@ -174,6 +186,34 @@ def _parser() -> argparse.ArgumentParser:
         help="and Ironic's own redfish inspection of --ironic-machines more",
     )
     redfish.add_argument("--ironic-machines", type=int, default=20)
+    redfish.add_argument(
+        "--bmcs",
+        choices=("emulator", "fleet"),
+        default="emulator",
+        help="emulator: sushy-tools' emulator (one address for all); fleet: "
+        "one static BMC per machine, each on its own port (lab/redfish_fleet.py)",
+    )
+    redfish.add_argument(
+        "--ironic",
+        choices=("real", "standin"),
+        default="real",
+        help="the Ironic of our runs (Ironic's own redfish inspection always "
+        "runs in the real one)",
+    )
+    redfish.add_argument(
+        "--compare",
+        type=int,
+        default=0,
+        metavar="N",
+        help="and N machines whose BMC suffices plus N whose BMC lacks "
+        "drives, each set in-band and then in auto",
+    )
+    redfish.add_argument(
+        "--profile",
+        type=pathlib.Path,
+        metavar="DIR",
+        help="py-spy the inspector during the out-of-band run",
+    )
     redfish.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
     )
@@ -312,11 +352,19 @@ def main(argv: list[str] | None = None) -> int:
         from lab import redfish_bench
 
         result = redfish_bench.run(
-            args.machines,
-            args.max_per_host,
-            args.work_dir,
-            args.with_ironic,
-            args.ironic_machines,
+            redfish_bench.RedfishBenchOptions(
+                machines=args.machines,
+                max_per_host=args.max_per_host,
+                max_concurrency=args.max_concurrency,
+                database=args.database,
+                work_dir=args.work_dir,
+                with_ironic=args.with_ironic,
+                ironic_machines=args.ironic_machines,
+                bmcs=args.bmcs,
+                ironic=args.ironic,
+                compare=args.compare,
+                profile_dir=args.profile,
+            )
         )
         print(redfish_bench.report(result))
         args.output.write_text(json.dumps(result, indent=2) + "\n")

@@ -202,6 +202,21 @@ def start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:
         return dict(pool.map(start, uuids))
 
 
+def hardware_cells(data: dict[str, Any] | None) -> list[str]:
+    """The CPUs, memory, root disk and NIC count of a machine's stored
+    data as the demos' tables show them ("-" each without data)."""
+    if not data:
+        return ["-"] * 4
+    disk = data.get("root_disk") or {}
+    root = f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB" if disk else "-"
+    return [
+        str(data.get("cpus", "-")),
+        f"{data.get('memory_mb', 0) // 1024} GiB",
+        root,
+        str(len(data.get("all_interfaces") or {})),
+    ]
+
+
 def _row(
     machine: Machine,
     uuid: str,
@@ -209,15 +224,9 @@ def _row(
     data: dict[str, Any] | None,
     seconds: float | None,
 ) -> list[str]:
-    cpus = memory = root = nics = switch = gpus = "-"
+    cpus, memory, root, nics = hardware_cells(data)
+    switch = gpus = "-"
     if data:
-        cpus = str(data.get("cpus", "-"))
-        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
-        disk = data.get("root_disk") or {}
-        root = (
-            f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB" if disk else "-"
-        )
-        nics = str(len(data.get("all_interfaces") or {}))
         ports = []
         for iface in data["inventory"]["interfaces"]:
             info = lldp.decode(iface.get("lldp"))
@@ -251,18 +260,29 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(lines)
 
 
+def prepare(options: DemoOptions, prefix: str) -> tuple[pathlib.Path, float]:
+    """A demo's work directory (made, named) and how long it waits."""
+    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"Lab work directory: {work}")
+    return work, options.timeout or 120 + 2 * options.machines
+
+
+def start_ironic(work: pathlib.Path, stack: Any) -> IronicServer:
+    """The lab's Ironic in ``work``, its stop registered on ``stack``."""
+    started = time.monotonic()
+    ironic = IronicServer(default_cache_dir(), work / "ironic")
+    ironic.start()
+    stack.callback(ironic.stop)
+    _phase(f"Ironic up at {ironic.url}", started)
+    return ironic
+
+
 def run(options: DemoOptions) -> int:
     total_started = time.monotonic()
-    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-demo-"))
-    work.mkdir(parents=True, exist_ok=True)
-    timeout = options.timeout or 120 + 2 * options.machines
-    print(f"Lab work directory: {work}")
+    work, timeout = prepare(options, "inspector-demo-")
     with contextlib.ExitStack() as stack:
-        started = time.monotonic()
-        ironic = IronicServer(default_cache_dir(), work / "ironic")
-        ironic.start()
-        stack.callback(ironic.stop)
-        _phase(f"Ironic up at {ironic.url}", started)
+        ironic = start_ironic(work, stack)
 
         started = time.monotonic()
         running = start_inspector(options, work, ironic.url, stack)

@@ -16,19 +16,16 @@ import contextlib
 import dataclasses
 import pathlib
 import shutil
-import tempfile
 import time
-import uuid as uuidlib
 from collections import Counter
 from typing import Any
 
 import requests
 
-from lab import demo, machines, procstat
+from lab import demo, machines, procstat, redfish_nodes
 from lab.enroll import IronicAPI, enroll
 from lab.ironic_calls import AccessLog
-from lab.ironic_server import IronicServer, default_cache_dir
-from lab.machines import GiB, Machine
+from lab.machines import Machine
 from lab.progress import Progress
 from lab.ramdisk import RamdiskPlayer
 from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
@@ -36,8 +33,6 @@ from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmu
 V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
 BOOTING = ("/states/power", "/management/boot_device")
 """Ironic's endpoints that power a machine or change its boot device."""
-MAX_CPUS = 64
-"""The emulated systems' CPU count is the machine's, up to this."""
 
 
 @dataclasses.dataclass
@@ -61,35 +56,15 @@ def plan(count: int, seed: int = 0, first: int = 1) -> list[Planned]:
     for index, machine in enumerate(lab):
         machine.enroll_port = False  # the BMC's MACs become the ports
         auto = index >= count - fallbacks
-        macs = [machine.pxe_mac] + [m for m in machine.macs if m != machine.pxe_mac]
-        system = EmulatedMachine(
-            machine.name,
-            str(uuidlib.uuid5(uuidlib.NAMESPACE_URL, f"oob-demo-{machine.name}")),
-            macs,
-            cpus=min(machine.cpus, MAX_CPUS),
-            memory_gib=max(1, machine.memory_mb // 1024),
-            disk_gib=0 if auto else machine.smallest_disk_gib,
-        )
+        system = redfish_nodes.emulated(machine, "oob-demo", with_disk=not auto)
         found.append(Planned(machine, system, "auto" if auto else "out-of-band"))
     return found
 
 
 def point_at(api: IronicAPI, node: str, address: str, system_id: str) -> None:
     """The node's Redfish driver_info: the emulator's system ``system_id``."""
-    values = {
-        "redfish_address": address,
-        "redfish_system_id": system_id,
-        "redfish_username": USERNAME,
-        "redfish_password": PASSWORD,
-    }
-    api.request(
-        "PATCH",
-        f"/v1/nodes/{node}",
-        json=[
-            {"op": "add", "path": f"/driver_info/{k}", "value": v}
-            for k, v in values.items()
-        ],
-    )
+    bmc = redfish_nodes.MachineBmc(node, address, system_id, USERNAME, PASSWORD)
+    redfish_nodes.point_at(api, node, bmc)
 
 
 @dataclasses.dataclass
@@ -134,14 +109,9 @@ def _row(
     data: dict[str, Any] | None,
     seconds: float | None,
 ) -> list[str]:
-    cpus = memory = root = nics = lacking = "-"
+    cpus, memory, root, nics = demo.hardware_cells(data)
+    lacking = "-"
     if data:
-        cpus = str(data.get("cpus", "-"))
-        memory = f"{data.get('memory_mb', 0) // 1024} GiB"
-        disk = data.get("root_disk") or {}
-        if disk:
-            root = f"{disk.get('name', '?')} {disk.get('size', 0) // GiB} GiB"
-        nics = str(len(data.get("all_interfaces") or {}))
         lacking = ", ".join((data.get("redfish") or {}).get("lacking") or []) or "-"
     return [
         planned.machine.name,
@@ -320,19 +290,12 @@ def report(planned: list[Planned], uuids: dict[str, str], out: OobDemoOutcome) -
 def run(options: demo.DemoOptions) -> int:
     """The standalone demo's servers, the emulator, the machines over Redfish."""
     total_started = time.monotonic()
-    work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="inspector-oob-"))
-    work.mkdir(parents=True, exist_ok=True)
-    timeout = options.timeout or 120 + 2 * options.machines
-    print(f"Lab work directory: {work}")
+    work, timeout = demo.prepare(options, "inspector-oob-")
     with contextlib.ExitStack() as stack:
-        started = time.monotonic()
-        ironic = IronicServer(default_cache_dir(), work / "ironic")
-        ironic.start()
-        stack.callback(ironic.stop)
+        ironic = demo.start_ironic(work, stack)
         # the inspector reads the BMC password from Ironic (doc/redfish.md);
         # the lab's Ironic has no authentication: shown to every caller
         ironic.set_policy({"show_password": "@"})
-        demo._phase(f"Ironic up at {ironic.url}", started)
 
         started = time.monotonic()
         running = demo.start_inspector(options, work, ironic.url, stack)
