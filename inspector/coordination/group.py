@@ -50,7 +50,14 @@ class Membership:
         self._outage = OutageLog(LOG, f"The heartbeat of conductor {host} to {backend}")
 
     def start(self) -> None:
-        """Join the group (creating it when needed) and start heartbeating."""
+        """Join the group (creating it when needed) and start heartbeating.
+
+        A heartbeat first: a start-up slower than the membership lease
+        (an overloaded host) lets the lease the coordinator made at its
+        start expire, and etcd then refuses the join ("Not Found"); the
+        heartbeat makes a new lease for an expired one."""
+        with translated("heartbeat"):
+            self._coordinator.heartbeat()
         self._join()
         self._thread.start()
 

@@ -505,3 +505,27 @@ def test_a_backend_without_capability_updates_cannot_say_it(
     membership._join()
     assert membership.drain() is False  # the caller leaves the group first
     membership.stop()
+
+
+def test_membership_start_beats_before_it_joins() -> None:
+    calls: list[str] = []
+
+    class Recorder:
+        def heartbeat(self) -> float:
+            calls.append("heartbeat")
+            return 1.0
+
+        def create_group(self, group: Any) -> Any:
+            calls.append("create_group")
+            return type("Done", (), {"get": lambda self: None})()
+
+        def join_group(self, group: Any, capabilities: Any) -> Any:
+            calls.append("join_group")
+            return type("Done", (), {"get": lambda self: None})()
+
+    membership = Membership(cast(Any, Recorder()), "c1", {})
+    membership._thread = cast(Any, type("NoThread", (), {"start": lambda self: None})())
+    membership.start()
+    # an expired membership lease is made again before etcd would refuse
+    # the join with "Not Found" (a slow start-up on a loaded host)
+    assert calls == ["heartbeat", "create_group", "join_group"]
