@@ -69,13 +69,18 @@ def _start(service: Service, uuid: str, mode: str, version: str = "1.26") -> Any
     )
 
 
-def test_out_of_band_never_boots(service: Service, bmc: StaticBmc) -> None:
-    node = _redfish_node(service, bmc, "full")
-    uuid = node["uuid"]
+def _finish_out_of_band(service: Service, uuid: str) -> None:
+    """Start ``uuid`` out of band (202) and wait for it to finish."""
     resp = _start(service, uuid, "out-of-band")
     assert resp.status_code == 202, resp.get_json()
     status = service.wait_for(uuid, *states.FINAL)
     assert status["state"] == states.FINISHED, status
+
+
+def test_out_of_band_never_boots(service: Service, bmc: StaticBmc) -> None:
+    node = _redfish_node(service, bmc, "full")
+    uuid = node["uuid"]
+    _finish_out_of_band(service, uuid)
     calls = _calls(service, uuid)
     assert "set_power_state" not in calls
     assert "set_boot_device" not in calls
@@ -230,10 +235,7 @@ def test_ironic_engine_out_of_band(service: Service) -> None:
     macs = (random_mac(), random_mac())
     node = _ironic_node(service, _inventory(*macs))
     uuid = node["uuid"]
-    resp = _start(service, uuid, "out-of-band")
-    assert resp.status_code == 202, resp.get_json()
-    status = service.wait_for(uuid, *states.FINAL)
-    assert status["state"] == states.FINISHED, status
+    _finish_out_of_band(service, uuid)
     calls = _calls(service, uuid)
     assert "set_provision_state inspect" in calls and "get_inventory" in calls
     assert "set_power_state" not in calls and "set_boot_device" not in calls
