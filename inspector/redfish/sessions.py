@@ -20,6 +20,7 @@ import sushy
 from oslo_config import cfg
 
 from inspector import exceptions
+from inspector.redfish import connector
 from inspector.redfish.credentials import BmcCredentials
 
 LOG = logging.getLogger(__name__)
@@ -91,10 +92,13 @@ class Sessions:
                 username=creds.username,
                 password=creds.password,
                 verify=creds.verify,
-                server_side_retries=conf.retries,
-                server_side_retries_delay=conf.retry_delay,
-                read_timeout=conf.timeout,
-                connect_timeout=conf.timeout,
+                connector=connector.make(
+                    creds.address,
+                    creds.verify,
+                    retries=conf.retries,
+                    retry_delay=conf.retry_delay,
+                    timeout=conf.timeout,
+                ),
             )
         except Exception as exc:
             raise bmc_error(creds, exc) from exc

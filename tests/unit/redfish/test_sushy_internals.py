@@ -1,0 +1,108 @@
+"""The private field of sushy that inspector.redfish.connector reads is
+there in the installed sushy, within the range setup.cfg allows, and the
+connector made from it reads the environment once and still honours it."""
+
+import configparser
+import importlib.metadata
+import pathlib
+
+import pytest
+import requests
+from packaging.requirements import Requirement
+from sushy import connector as sushy_connector
+
+from inspector.redfish import connector
+
+SETUP_CFG = pathlib.Path(__file__).parents[3] / "setup.cfg"
+BMC = "http://192.0.2.10"
+
+
+def _required(name: str) -> Requirement:
+    parser = configparser.ConfigParser()
+    parser.read(SETUP_CFG)
+    for line in parser["options"]["install_requires"].split("\n"):
+        if line.strip() and Requirement(line.strip()).name == name:
+            return Requirement(line.strip())
+    raise AssertionError(f"{name} is not in setup.cfg's install_requires")
+
+
+def test_the_installed_sushy_is_in_the_range_setup_cfg_pins() -> None:
+    required = _required("sushy")
+    assert not required.specifier.contains("999"), (
+        f"setup.cfg must bound sushy from above: {required}"
+    )
+    installed = importlib.metadata.version("sushy")
+    assert required.specifier.contains(installed, prereleases=True), (
+        f"sushy {installed} is outside {required}: check the fields "
+        f"inspector/redfish/connector.py reads ({connector.SUSHY_FIELDS}) "
+        "and widen the range"
+    )
+
+
+def test_every_field_read_is_there() -> None:
+    made = sushy_connector.Connector(BMC)
+    version = importlib.metadata.version("sushy")
+    for field in connector.SUSHY_FIELDS:
+        assert hasattr(made, field), (
+            f"sushy {version}'s Connector has no {field!r} any more: "
+            "inspector/redfish/connector.py reads it"
+        )
+    assert isinstance(made._session, requests.Session), (
+        f"sushy {version}'s Connector._session is no requests.Session"
+    )
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in (
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_the_session_stops_reading_the_environment(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    made = connector.make(BMC, True, retries=1, retry_delay=0, timeout=5)
+    assert made._session.trust_env is False
+    assert made._session.proxies == {}
+    assert made._session.headers["Connection"] == "close"  # sushy's own
+
+
+def test_proxies_are_read_once_and_kept(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    made = connector.make(BMC, True, retries=1, retry_delay=0, timeout=5)
+    assert made._session.proxies["http"] == "http://proxy.example:3128"
+    # a later change reaches the next connector, not this one
+    clean_env.delenv("HTTP_PROXY")
+    assert made._session.proxies["http"] == "http://proxy.example:3128"
+    assert connector.make(BMC, True, 1, 0, 5)._session.proxies == {}
+
+
+def test_no_proxy_still_bypasses(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("HTTP_PROXY", "http://proxy.example:3128")
+    clean_env.setenv("NO_PROXY", "192.0.2.10")
+    assert connector.environment(BMC, True) == ({}, True)
+    proxies, _ = connector.environment("http://192.0.2.11", True)
+    assert proxies["http"] == "http://proxy.example:3128"
+
+
+def test_a_ca_bundle_from_the_environment_applies_unless_verify_is_off(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("REQUESTS_CA_BUNDLE", "/etc/bmc-ca.pem")
+    assert connector.environment(BMC, True) == ({}, "/etc/bmc-ca.pem")
+    assert connector.environment(BMC, False) == ({}, False)
+    assert connector.environment(BMC, "/etc/own.pem") == ({}, "/etc/own.pem")
+    made = connector.make(BMC, True, retries=1, retry_delay=0, timeout=5)
+    assert made._verify == "/etc/bmc-ca.pem"
