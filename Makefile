@@ -77,7 +77,8 @@ BENCH_SHAPES ?= standalone,split-2
 # Ironic's own redfish inspection of 20 more in the same run;
 # BENCH_SCALE=redfish-1000: 1,000 (BENCH_MACHINES) out of band against one
 # static BMC each and the Ironic stand-in, 20 + 20 in-band against auto, and
-# Ironic's own inspection of 20 in the real Ironic (doc/benchmarks.md)
+# Ironic's own inspection of 20 in the real Ironic (doc/benchmarks.md);
+# BENCH_SPLIT=N runs it on the split shape (an API, N conductors, JSON-RPC)
 BENCH_IRONIC ?= $(if $(filter fleet,$(BENCH_SCALE)),standin,real)
 bench: venv packages
 ifeq ($(BENCH_SCALE),history)
@@ -85,7 +86,7 @@ ifeq ($(BENCH_SCALE),history)
 else ifeq ($(BENCH_SCALE),redfish)
 	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),100) --with-ironic --output redfish.json
 else ifeq ($(BENCH_SCALE),redfish-1000)
-	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),1000) --bmcs fleet --ironic standin --compare 20 --with-ironic --database postgresql $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output redfish-1000.json
+	$(BIN)/python -m lab bench-redfish --machines $(or $(BENCH_MACHINES),1000) --bmcs fleet --ironic standin --compare 20 --with-ironic --database postgresql $(if $(BENCH_SPLIT),--split $(BENCH_SPLIT)) $(if $(BENCH_PROFILE),--profile $(BENCH_PROFILE)) --output redfish-1000.json
 else ifeq ($(BENCH_SCALE),fleet)
 	$(BIN)/python -m lab bench-fleet --ironic $(BENCH_IRONIC) --output fleet.json
 else

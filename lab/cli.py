@@ -215,6 +215,14 @@ def _parser() -> argparse.ArgumentParser:
         help="py-spy the inspector during the out-of-band run",
     )
     redfish.add_argument(
+        "--split",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the split shape: an API and N conductors over JSON-RPC "
+        "(needs --database postgresql); default: standalone",
+    )
+    redfish.add_argument(
         "--output", type=pathlib.Path, default=pathlib.Path("redfish.json")
     )
     standin = sub.add_parser(
@@ -364,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                 ironic=args.ironic,
                 compare=args.compare,
                 profile_dir=args.profile,
+                split=args.split,
             )
         )
         print(redfish_bench.report(result))

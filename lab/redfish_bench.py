@@ -28,6 +28,7 @@ import pathlib
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -46,6 +47,7 @@ from lab.redfish_fleet import PASSWORD as FLEET_PASSWORD
 from lab.redfish_fleet import USERNAME as FLEET_USERNAME
 from lab.redfish_fleet import BmcFleet
 from lab.redfish_nodes import MachineBmc, emulated, point_at, static
+from lab.split_cluster import SplitCluster
 from lab.waiting import wait_until
 
 V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
@@ -71,6 +73,9 @@ class RedfishBenchOptions:
     """The inspector's ``[DEFAULT]max_concurrency`` (steps at once)."""
     profile_dir: pathlib.Path | None = None
     """py-spy the inspector during the out-of-band run (lab/cpu_profile.py)."""
+    split: int = 0
+    """0: the standalone service; N: the split shape, an API and N
+    conductors (JSON-RPC, etcd, the PostgreSQL database)."""
 
 
 @dataclasses.dataclass
@@ -155,6 +160,7 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
         "max_per_host": options.max_per_host,
         "max_concurrency": options.max_concurrency,
         "database": options.database,
+        "split": options.split,
         "load_average_before": _load(),
     }
     with contextlib.ExitStack() as stack:
@@ -175,6 +181,7 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
                 )
             )
         database_url = None
+        postgres = None
         if options.database == "postgresql":
             postgres = PostgresServer(work / "postgres")
             postgres.start()
@@ -183,37 +190,67 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
             # the postmaster's PID (its backends are its children)
             postmaster = postgres.data_dir / "postmaster.pid"
             pids["postgresql"] = int(postmaster.read_text().split()[0])
-        inspector = InspectorServer(
-            work / "inspector",
-            ironic.url,
-            database_url=database_url,
-            options={
-                # 1,000 steps at once (the default) on SQLite wait past its
-                # busy timeout ("database is locked"); BMCs that answer at
-                # once keep 2 cores busy with far fewer
-                "DEFAULT": {"max_concurrency": str(options.max_concurrency)},
-                "redfish": {"max_per_host": str(options.max_per_host)},
-                "processing": {"store_data": "database"},
-            },
-        )
-        inspector.start()
-        stack.callback(inspector.stop)
-        assert inspector.pid is not None and ironic.pid is not None
-        pids.update(inspector=inspector.pid, ironic=ironic.pid, bmcs=bmc_pid)
+        inspector_options = {
+            # 1,000 steps at once (the default) on SQLite wait past its
+            # busy timeout ("database is locked"); BMCs that answer at
+            # once keep 2 cores busy with far fewer
+            "DEFAULT": {"max_concurrency": str(options.max_concurrency)},
+            "redfish": {"max_per_host": str(options.max_per_host)},
+            "processing": {"store_data": "database"},
+        }
+        if options.split:
+            if options.database != "postgresql":
+                raise ValueError("the split shape runs on PostgreSQL")
+            cluster = SplitCluster(
+                work / "cluster",
+                ironic.url,
+                conductors=options.split,
+                postgres=postgres,
+                rpc_transport="json-rpc",
+                options=inspector_options,
+            )
+            cluster.start()
+            stack.callback(cluster.stop)
+            url = cluster.url
+            assert cluster.api is not None and cluster.api.pid is not None
+            pids["inspector-api"] = cluster.api.pid
+            for conductor in cluster.conductors:
+                assert conductor.pid is not None
+                pids[f"inspector-{conductor.host}"] = conductor.pid
+            assert cluster.etcd.pid is not None
+            pids["etcd"] = cluster.etcd.pid
+            inspector_pids = {
+                k: v for k, v in pids.items() if k.startswith("inspector")
+            }
+            stop_inspector: Callable[[], object] = cluster.stop
+        else:
+            inspector = InspectorServer(
+                work / "inspector",
+                ironic.url,
+                database_url=database_url,
+                options=inspector_options,
+            )
+            inspector.start()
+            stack.callback(inspector.stop)
+            assert inspector.pid is not None
+            url = inspector.url
+            pids["inspector"] = inspector.pid
+            inspector_pids = {"inspector": inspector.pid}
+            stop_inspector = inspector.stop
+        assert ironic.pid is not None
+        pids.update(ironic=ironic.pid, bmcs=bmc_pid)
         uuids = [nodes[m.name] for m in planned.ours]
         profiler = None
         if options.profile_dir is not None:
-            profiler = cpu_profile.Profiler(
-                options.profile_dir, {"inspector": inspector.pid}
-            )
+            profiler = cpu_profile.Profiler(options.profile_dir, inspector_pids)
             profiler.start()
-        result["out_of_band"] = _measure(inspector.url, pids, uuids, "out-of-band")
+        result["out_of_band"] = _measure(url, pids, uuids, "out-of-band")
         if profiler is not None:
             profiler.stop()
             result["profile"] = profiler.report()
         if options.compare:
-            result["compare"] = _compare(inspector.url, pids, api, planned, nodes)
-        inspector.stop()
+            result["compare"] = _compare(url, pids, api, planned, nodes)
+        stop_inspector()
         if options.with_ironic:
             result["ironic_redfish"] = _theirs(options, work, planned, ironic)
         result["load_average_after"] = _load()
@@ -317,6 +354,9 @@ def _measure(
     after = {k: procstat.cpu_seconds(p) for k, p in pids.items()}
     errors = [s["error"] for s in done if s["error"]]
     cpu = {k: round(after[k] - before[k], 2) for k in before}
+    if "inspector" not in cpu:  # the split shape: its processes together
+        parts = [v for k, v in cpu.items() if k.startswith("inspector-")]
+        cpu["inspector"] = round(sum(parts), 2)
     ran: dict[str, int] = {}
     for status in done:
         ran[str(status.get("mode"))] = ran.get(str(status.get("mode")), 0) + 1
@@ -335,6 +375,13 @@ def _measure(
     }
 
 
+def _shape(result: dict[str, Any]) -> str:
+    split = result.get("split") or 0
+    if not split:
+        return "standalone"
+    return f"split (an API and {split} conductors, JSON-RPC)"
+
+
 def report(result: dict[str, Any]) -> str:
     bmcs = {
         "fleet": "one static BMC per machine (lab/redfish_fleet.py)",
@@ -345,7 +392,8 @@ def report(result: dict[str, Any]) -> str:
     per = ours["cpu_ms_per_machine"]
     lines = [
         f"{result['machines']} machines out of band; BMCs: {bmcs}; our Ironic: "
-        f"{ironic[result['ironic']]}; the inspector on {result['database']}; "
+        f"{ironic[result['ironic']]}; the inspector "
+        f"{_shape(result)} on {result['database']}; "
         f"load average before "
         f"{result['load_average_before']}",
         f"  wall {ours['wall_s']} s (starts sent in {ours['starts_s']} s), "
@@ -353,6 +401,7 @@ def report(result: dict[str, Any]) -> str:
         f"  CPU ms per machine: inspector {per['inspector']}, "
         f"{result['ironic']} Ironic {per['ironic']}, BMCs {per['bmcs']}"
         + (f", PostgreSQL {per['postgresql']}" if "postgresql" in per else "")
+        + (f", etcd {per['etcd']}" if "etcd" in per else "")
         + "; "
         f"load average after {ours['load_average']}",
     ]

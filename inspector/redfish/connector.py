@@ -6,7 +6,7 @@ CA-bundle variables and ``~/.netrc`` again: about a fifth of the CPU of
 asking a BMC (doc/benchmarks.md). Here they are read once, when the
 connector of a BMC session is made, and the session stops reading them.
 Proxies, ``no_proxy`` and ``REQUESTS_CA_BUNDLE`` still apply as they would
-have; a change to them reaches the next login.
+have (a process's environment does not change while it runs).
 
 sushy has no public way to reach its session (``Connector._session``), so
 this module reads that one private field and nowhere else does
