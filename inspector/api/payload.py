@@ -10,6 +10,7 @@ they are never returned by the data endpoints nor seen by rules.
 
 import functools
 import re
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
@@ -117,9 +118,23 @@ def validate(data: dict[str, Any]) -> None:
         ) from None
 
 
+def _short_repr() -> reprlib.Repr:
+    shown = reprlib.Repr()
+    shown.maxlevel = 2
+    shown.maxlist = shown.maxtuple = shown.maxdict = 4
+    shown.maxstring = shown.maxother = shown.maxlong = 64
+    return shown
+
+
+_SHORT = _short_repr()
+"""The wrong value as a message shows it: the start of it, never the whole
+of a large one (a payload of megabytes refused for its type costs no more
+than a small one)."""
+
+
 def _wording(exc: "fastjsonschema.JsonSchemaValueException") -> str:
     """What is wrong, in the words jsonschema used (no regex, no paths)."""
-    shown = repr(exc.value)
+    shown = _SHORT.repr(exc.value)
     shown = shown if len(shown) <= 64 else shown[:61] + "..."
     if exc.rule == "pattern":  # a MAC: say so, not the regex
         return f"{str(exc.value)[:64]!r} is not a MAC address"

@@ -5,6 +5,7 @@ place and say what is wrong in plain words."""
 import copy
 import json
 import random
+import tracemalloc
 from typing import Any
 
 import jsonschema
@@ -242,3 +243,20 @@ def test_the_api_compiles_the_schema_when_it_builds_its_app(conf: Any, db: Any) 
     payload._check.cache_clear()
     api_app.create_app(rt)
     assert payload._check.cache_info().currsize == 1  # before any post
+
+
+def test_a_large_wrong_value_is_shown_by_its_start() -> None:
+    data = copy.deepcopy(BASE)
+    data["inventory"] = [{"a": "b" * 1000}] * 100_000  # ~100 MB as text
+    tracemalloc.start()
+    try:
+        with pytest.raises(exceptions.InvalidInput) as raised:
+            payload.validate(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, f"{peak} bytes to say what is wrong"
+    message = str(raised.value)
+    assert message.startswith("Invalid ramdisk data at inventory: [{'a': 'bbb")
+    assert message.endswith("is not of type 'object'")
+    assert len(message) < 150

@@ -1,19 +1,16 @@
 """Fixtures of the database's unit tests."""
 
-import pathlib
-
 import pytest
 
-from inspector.db import engine, migration
+from inspector.db import engine
 
 
 @pytest.fixture(params=["returning", "no returning"])
-def db(request: pytest.FixtureRequest, tmp_path: pathlib.Path) -> engine.Database:
-    """SQLite at the newest schema; once as it is (it returns written rows,
-    as PostgreSQL does) and once as MariaDB (writes, then reads back)."""
-    database = engine.Database(f"sqlite:///{tmp_path}/db.sqlite")
-    migration.upgrade(database)
+def db(request: pytest.FixtureRequest, db: engine.Database) -> engine.Database:
+    """The shared fresh database (tests/unit/conftest.py), once as it is (it
+    returns written rows, as PostgreSQL does) and once as MariaDB (writes,
+    then reads back)."""
     if request.param == "no returning":
-        database.engine.dialect.update_returning = False
-        database.engine.dialect.insert_returning = False
-    return database
+        db.engine.dialect.update_returning = False
+        db.engine.dialect.insert_returning = False
+    return db
