@@ -31,8 +31,10 @@ OPTS: list[cfg.Opt] = [
         mutable=True,
         default=2,
         min=0,
-        help="Retries of a request a BMC could not be reached for or "
-        "answered 5xx to, before the introspection fails naming the BMC.",
+        help="Retries of a request a BMC answered 5xx to, before the "
+        "introspection fails naming the BMC (at least 1: sushy reads 0 as "
+        "its own default). A request that could not reach the BMC is tried "
+        "this many times in all, at least once (sushy counts tries there).",
     ),
     cfg.FloatOpt(
         "retry_delay",

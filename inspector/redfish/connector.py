@@ -18,6 +18,9 @@ allows).
 import requests
 from sushy import connector as sushy_connector
 
+MIN_DELAY = 0.001
+"""The delay given to sushy for ``[redfish]retry_delay = 0`` (0 means 2 s)."""
+
 SUSHY_FIELDS = ("_session",)
 """The private fields of sushy's ``Connector`` read here."""
 
@@ -44,8 +47,11 @@ def make(
     connector = sushy_connector.Connector(
         address,
         verify=verify,
-        server_side_retries=retries,
-        server_side_retries_delay=retry_delay,
+        # sushy reads these twice: as the retries of a request answered 5xx,
+        # and as the tries in all of a request that could not be sent, where
+        # 0 means its own 3 tries 2 s apart (so never 0 here)
+        server_side_retries=max(retries, 1),
+        server_side_retries_delay=max(retry_delay, MIN_DELAY),
         default_request_timeout=timeout,
         connect_timeout=timeout,
     )

@@ -10,6 +10,7 @@ import pytest
 import requests
 from packaging.requirements import Requirement
 from sushy import connector as sushy_connector
+from sushy import exceptions as sushy_exceptions
 
 from inspector.redfish import connector
 
@@ -106,3 +107,29 @@ def test_a_ca_bundle_from_the_environment_applies_unless_verify_is_off(
     assert connector.environment(BMC, "/etc/own.pem") == ({}, "/etc/own.pem")
     made = connector.make(BMC, True, retries=1, retry_delay=0, timeout=5)
     assert made._verify == "/etc/bmc-ca.pem"
+
+
+@pytest.mark.parametrize(
+    ("retries", "delay", "sent"),
+    [(0, 0.0, (1, connector.MIN_DELAY)), (3, 0.5, (3, 0.5))],
+)
+def test_no_retries_is_never_sushys_default(
+    retries: int, delay: float, sent: tuple[int, float]
+) -> None:
+    """sushy reads 0 retries as 3 tries and a 0 s delay as 2 s."""
+    made = connector.make(BMC, True, retries=retries, retry_delay=delay, timeout=5)
+    assert (made._server_side_retries, made._server_side_retries_delay) == sent
+
+
+def test_an_unreachable_bmc_is_tried_once_with_no_retries() -> None:
+    made = connector.make(BMC, True, retries=0, retry_delay=0, timeout=5)
+    tries = []
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        tries.append(1)
+        raise requests.exceptions.ConnectionError("refused")
+
+    made._session.send = refused
+    with pytest.raises(sushy_exceptions.ConnectionError):
+        made.get("/redfish/v1/")
+    assert len(tries) == 1
