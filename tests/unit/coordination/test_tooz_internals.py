@@ -3,20 +3,16 @@ there in the installed versions, and those versions are in the range
 setup.cfg allows: a tooz release that moves a field fails here, naming it,
 before a conductor fails in the field."""
 
-import configparser
 import importlib.metadata
-import pathlib
 from typing import Any
 
 import pytest
 import requests
 from etcd3gw.client import Etcd3Client
-from packaging.requirements import Requirement
 from tooz import coordination
 
 from inspector.coordination import backend
-
-SETUP_CFG = pathlib.Path(__file__).parents[3] / "setup.cfg"
+from tests.unit import pinned
 
 URLS = {
     "etcd3gw": "etcd3+http://127.0.0.1:9",
@@ -27,18 +23,9 @@ URLS = {
 """A URL per driver; making a coordinator connects to nothing."""
 
 
-def _required(name: str) -> Requirement:
-    parser = configparser.ConfigParser()
-    parser.read(SETUP_CFG)
-    for line in parser["options"]["install_requires"].split("\n"):
-        if line.strip() and Requirement(line.strip()).name == name:
-            return Requirement(line.strip())
-    raise AssertionError(f"{name} is not in setup.cfg's install_requires")
-
-
 @pytest.mark.parametrize("name", ["tooz", "etcd3gw"])
 def test_the_installed_version_is_in_the_range_setup_cfg_pins(name: str) -> None:
-    required = _required(name)
+    required = pinned.required(name)
     assert not required.specifier.contains("999"), (
         f"setup.cfg must bound {name} from above: {required}"
     )

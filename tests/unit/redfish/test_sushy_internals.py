@@ -2,33 +2,21 @@
 there in the installed sushy, within the range setup.cfg allows, and the
 connector made from it reads the environment once and still honours it."""
 
-import configparser
 import importlib.metadata
-import pathlib
 
 import pytest
 import requests
-from packaging.requirements import Requirement
 from sushy import connector as sushy_connector
 from sushy import exceptions as sushy_exceptions
 
 from inspector.redfish import connector
+from tests.unit import pinned
 
-SETUP_CFG = pathlib.Path(__file__).parents[3] / "setup.cfg"
 BMC = "http://192.0.2.10"
 
 
-def _required(name: str) -> Requirement:
-    parser = configparser.ConfigParser()
-    parser.read(SETUP_CFG)
-    for line in parser["options"]["install_requires"].split("\n"):
-        if line.strip() and Requirement(line.strip()).name == name:
-            return Requirement(line.strip())
-    raise AssertionError(f"{name} is not in setup.cfg's install_requires")
-
-
 def test_the_installed_sushy_is_in_the_range_setup_cfg_pins() -> None:
-    required = _required("sushy")
+    required = pinned.required("sushy")
     assert not required.specifier.contains("999"), (
         f"setup.cfg must bound sushy from above: {required}"
     )
