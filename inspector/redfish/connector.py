@@ -28,9 +28,8 @@ SUSHY_FIELDS = ("_session",)
 def environment(address: str, verify: bool | str) -> tuple[dict[str, str], bool | str]:
     """The proxies for ``address`` and the TLS verification to use, as
     requests would find them in the environment for each request."""
-    found = requests.Session().merge_environment_settings(
-        address, {}, None, verify, None
-    )
+    with requests.Session() as reader:
+        found = reader.merge_environment_settings(address, {}, None, verify, None)
     return dict(found["proxies"] or {}), found["verify"]
 
 
