@@ -71,7 +71,9 @@ OPTS = [
         "sqlite_busy_timeout",
         default=10000,
         min=0,
-        help="Milliseconds SQLite waits on a locked database before failing.",
+        help="Milliseconds SQLite waits on a locked database before failing. "
+        "Within one process, writers take turns on a lock instead of "
+        "retrying in SQLite, and wait for their turn at most this long.",
     ),
 ]
 

@@ -6,6 +6,8 @@ reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable
 """
 
 import re
+import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -136,6 +138,60 @@ PING_AFTER_IDLE = 1.0
 (``SELECT 1``) on its next use."""
 
 
+class _OneWriter:
+    """``engine.begin()`` once the process's SQLite write turn is taken.
+
+    SQLite has one writer at a time; left to its busy handler, dozens of
+    threads retry by sleeping and polling, unfairly, and under load some
+    wait past the busy timeout ("database is locked": 1,000 starts at once
+    with 64 steps running answered 503). Here a process's writers queue on
+    one lock instead, for at most the busy timeout; a thread already
+    holding it (a nested transaction) goes on. Other processes (the CLI)
+    still meet SQLite's own busy handler.
+    """
+
+    __slots__ = ("_turn", "_timeout", "_open", "_inner")
+
+    def __init__(
+        self,
+        turn: threading.RLock,
+        timeout: float,
+        open_: Callable[[], AbstractContextManager[sa.Connection]],
+    ) -> None:
+        self._turn = turn
+        self._timeout = timeout
+        self._open = open_
+        self._inner: AbstractContextManager[sa.Connection] | None = None
+
+    def __enter__(self) -> sa.Connection:
+        if not self._turn.acquire(timeout=self._timeout):
+            raise sa_exc.OperationalError(
+                "BEGIN",
+                None,
+                sqlite3.OperationalError(
+                    f"database is locked (no write turn within {self._timeout:g} s)"
+                ),
+            )
+        try:
+            self._inner = self._open()
+            return self._inner.__enter__()
+        except BaseException:
+            self._turn.release()
+            raise
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        inner, self._inner = self._inner, None
+        try:
+            return inner.__exit__(kind, exc, traceback) if inner else None
+        finally:
+            self._turn.release()
+
+
 class Database:
     """An engine plus a session factory; one per process."""
 
@@ -158,6 +214,8 @@ class Database:
             ) from exc
         self.url = parsed
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        self._write_turn: threading.RLock | None = None
+        self._busy_timeout = busy_timeout_ms / 1000
         kwargs: dict[str, Any] = {"future": True}
         if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False}
@@ -171,6 +229,7 @@ class Database:
                     max_overflow=0,
                     pool_timeout=pool_timeout,
                 )
+                self._write_turn = threading.RLock()
         else:
             kwargs.update(
                 pool_size=pool_size,
@@ -256,9 +315,17 @@ class Database:
         """A pooled Core connection in a transaction: committed on success,
         rolled back on error.
 
+        On a SQLite file, the process's transactions take turns
+        (:class:`_OneWriter`).
+
         :raises DatabaseUnavailable: the database cannot be reached.
         """
-        return Translated(self.engine.begin)
+        turn = self._write_turn
+        if turn is None:
+            return Translated(self.engine.begin)
+        return Translated(
+            lambda: _OneWriter(turn, self._busy_timeout, self.engine.begin)
+        )
 
     def ping(self) -> None:
         """``SELECT 1`` on a pooled connection (the health check).
