@@ -5,11 +5,12 @@ reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable
 (a 503 naming the cause), whichever path met it.
 """
 
+import contextlib
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -138,8 +139,14 @@ PING_AFTER_IDLE = 1.0
 (``SELECT 1``) on its next use."""
 
 
-class _OneWriter:
-    """``engine.begin()`` once the process's SQLite write turn is taken.
+@contextlib.contextmanager
+def _one_writer(
+    turn: threading.RLock,
+    timeout: float,
+    open_: Callable[[], AbstractContextManager[sa.Connection]],
+) -> Iterator[sa.Connection]:
+    """``open_()`` (``engine.begin``) once the process's SQLite write turn
+    is taken.
 
     SQLite has one writer at a time; left to its busy handler, dozens of
     threads retry by sleeping and polling, unfairly, and under load some
@@ -149,47 +156,19 @@ class _OneWriter:
     holding it (a nested transaction) goes on. Other processes (the CLI)
     still meet SQLite's own busy handler.
     """
-
-    __slots__ = ("_turn", "_timeout", "_open", "_inner")
-
-    def __init__(
-        self,
-        turn: threading.RLock,
-        timeout: float,
-        open_: Callable[[], AbstractContextManager[sa.Connection]],
-    ) -> None:
-        self._turn = turn
-        self._timeout = timeout
-        self._open = open_
-        self._inner: AbstractContextManager[sa.Connection] | None = None
-
-    def __enter__(self) -> sa.Connection:
-        if not self._turn.acquire(timeout=self._timeout):
-            raise sa_exc.OperationalError(
-                "BEGIN",
-                None,
-                sqlite3.OperationalError(
-                    f"database is locked (no write turn within {self._timeout:g} s)"
-                ),
-            )
-        try:
-            self._inner = self._open()
-            return self._inner.__enter__()
-        except BaseException:
-            self._turn.release()
-            raise
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None:
-        inner, self._inner = self._inner, None
-        try:
-            return inner.__exit__(kind, exc, traceback) if inner else None
-        finally:
-            self._turn.release()
+    if not turn.acquire(timeout=timeout):
+        raise sa_exc.OperationalError(
+            "BEGIN",
+            None,
+            sqlite3.OperationalError(
+                f"database is locked (no write turn within {timeout:g} s)"
+            ),
+        )
+    try:
+        with open_() as conn:
+            yield conn
+    finally:
+        turn.release()
 
 
 class Database:
@@ -316,7 +295,7 @@ class Database:
         rolled back on error.
 
         On a SQLite file, the process's transactions take turns
-        (:class:`_OneWriter`).
+        (:func:`_one_writer`).
 
         :raises DatabaseUnavailable: the database cannot be reached.
         """
@@ -324,7 +303,7 @@ class Database:
         if turn is None:
             return Translated(self.engine.begin)
         return Translated(
-            lambda: _OneWriter(turn, self._busy_timeout, self.engine.begin)
+            lambda: _one_writer(turn, self._busy_timeout, self.engine.begin)
         )
 
     def ping(self) -> None:

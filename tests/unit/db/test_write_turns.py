@@ -1,5 +1,5 @@
 """A SQLite file's writers in one process take turns on one lock
-(engine._OneWriter) instead of retrying inside SQLite's busy handler."""
+(engine._one_writer) instead of retrying inside SQLite's busy handler."""
 
 import pathlib
 import threading
