@@ -7,7 +7,6 @@ reached leaves this package as :class:`~inspector.exceptions.DatabaseUnavailable
 
 import contextlib
 import re
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -160,9 +159,8 @@ def _one_writer(
         raise sa_exc.OperationalError(
             "BEGIN",
             None,
-            sqlite3.OperationalError(
-                f"database is locked (no write turn within {timeout:g} s)"
-            ),
+            # as SQLite words it, without importing its driver here
+            TimeoutError(f"database is locked (no write turn within {timeout:g} s)"),
         )
     try:
         with open_() as conn:
