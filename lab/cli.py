@@ -359,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
 
         from lab import redfish_bench
 
+        if args.split and args.database != "postgresql":
+            print("--split: the split shape runs on PostgreSQL (--database postgresql)")
+            return 2
         result = redfish_bench.run(
             redfish_bench.RedfishBenchOptions(
                 machines=args.machines,

@@ -151,6 +151,8 @@ def _our_ironic(options: RedfishBenchOptions, work: pathlib.Path) -> Any:
 
 def run(options: RedfishBenchOptions) -> dict[str, Any]:
     """One run; the measurements."""
+    if options.split and options.database != "postgresql":
+        raise ValueError("the split shape runs on PostgreSQL (--database postgresql)")
     work = options.work_dir or pathlib.Path(tempfile.mkdtemp(prefix="redfish-bench-"))
     planned = plan(options)
     result: dict[str, Any] = {
@@ -191,16 +193,13 @@ def run(options: RedfishBenchOptions) -> dict[str, Any]:
             postmaster = postgres.data_dir / "postmaster.pid"
             pids["postgresql"] = int(postmaster.read_text().split()[0])
         inspector_options = {
-            # 1,000 steps at once (the default) on SQLite wait past its
-            # busy timeout ("database is locked"); BMCs that answer at
-            # once keep 2 cores busy with far fewer
+            # BMCs that answer at once keep 2 cores busy with far fewer
+            # steps at once than the default 1,000
             "DEFAULT": {"max_concurrency": str(options.max_concurrency)},
             "redfish": {"max_per_host": str(options.max_per_host)},
             "processing": {"store_data": "database"},
         }
         if options.split:
-            if options.database != "postgresql":
-                raise ValueError("the split shape runs on PostgreSQL")
             cluster = SplitCluster(
                 work / "cluster",
                 ironic.url,
