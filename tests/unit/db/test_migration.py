@@ -1,6 +1,9 @@
 """Schema migrations: the models and the migrations agree; earlier
 releases' databases are adopted; the schema read translates outages."""
 
+import pathlib
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -67,3 +70,62 @@ def test_reading_the_schema_raises_the_projects_error() -> None:
     unreachable.assert_translated(exc)
     with pytest.raises(exceptions.ServiceUnavailable, match="cannot reach the data"):
         migration.ensure_schema(db)
+
+
+def test_head_is_the_newest_script() -> None:
+    """A new migration moves :data:`migration.HEAD` on with it."""
+    assert migration.HEAD == migration.head()
+    assert migration.HEAD in migration.known()
+
+
+def test_an_older_sqlite_file_is_upgraded_at_start(tmp_path: Any) -> None:
+    old = engine.Database(f"sqlite:///{tmp_path}/old.sqlite")
+    migration.upgrade(old, "0002")
+    migration.ensure_schema(old)
+    assert migration.current(old) == migration.HEAD
+    old.dispose()
+
+
+CURRENT_SCHEMA = """
+import sys
+from inspector.db import engine, migration
+db = engine.Database(sys.argv[1])
+migration.ensure_schema(db)
+print(migration.current(db), "alembic" in sys.modules)
+"""
+
+
+def test_a_current_schema_is_checked_without_alembic(tmp_path: Any) -> None:
+    """A process start on a current database reads one row; alembic (and
+    Mako, and every dialect it registers) stays unloaded."""
+    url = f"sqlite:///{tmp_path}/current.sqlite"
+    migration.upgrade(engine.Database(url))
+    result = subprocess.run(
+        [sys.executable, "-c", CURRENT_SCHEMA, url],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=pathlib.Path(migration.__file__).parents[2],
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [migration.HEAD, "False"]
+
+
+def test_a_version_table_with_another_revision_is_read_by_alembic(
+    tmp_path: Any,
+) -> None:
+    db = engine.Database(f"sqlite:///{tmp_path}/x.sqlite")
+    migration.upgrade(db, "0003")
+    assert migration.current(db) == "0003"
+    with pytest.raises(exceptions.ConfigError, match="run 'ironic-inspector-dbsync"):
+        server_style_check(db)
+    db.dispose()
+
+
+def server_style_check(db: engine.Database) -> None:
+    """ensure_schema as a server database sees it: no upgrade, a refusal."""
+    db.is_sqlite = False
+    try:
+        migration.ensure_schema(db)
+    finally:
+        db.is_sqlite = True
