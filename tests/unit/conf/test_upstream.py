@@ -6,6 +6,8 @@ by ``python -m tools.upstream_options refresh``.
 
 import logging
 import pathlib
+import subprocess
+import sys
 
 import pytest
 from oslo_config import cfg, types
@@ -159,6 +161,40 @@ def test_library_and_alias_names_are_accepted(tmp_path: pathlib.Path) -> None:
         "[oslo_messaging_rabbit]\nheartbeat_timeout_threshold = 30\n",
     )
     assert _check(conf) == []
+
+
+JUDGED = """
+import sys
+from oslo_config import cfg
+from inspector import bootstrap
+from inspector.conf import opts
+conf = bootstrap.parse_config(["--config-file", sys.argv[1]], cfg.ConfigOpts())
+assert opts.judge(conf) == []
+print("kombu" in sys.modules)
+"""
+
+
+def test_own_options_are_judged_without_the_broker_driver(
+    tmp_path: pathlib.Path,
+) -> None:
+    """oslo.messaging's option lists (its broker driver, kombu) are read
+    only for a name nothing else knows: a standalone or CLI start does not
+    pay for loading them."""
+    path = tmp_path / "inspector.conf"
+    path.write_text(
+        "[DEFAULT]\nstandalone = True\nauth_strategy = noauth\n"
+        f"[database]\nconnection = sqlite:///{tmp_path}/x.sqlite\n"
+        "[pxe_filter]\ndriver = noop\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", JUDGED, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=pathlib.Path(upstream.__file__).parents[2],
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False"]
 
 
 def test_unknown_plugin_option_in_ironic_is_refused(tmp_path: pathlib.Path) -> None:
