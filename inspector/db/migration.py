@@ -223,11 +223,9 @@ def ensure_schema(db: Database) -> None:
 
 def _is_current_sqlite(db: Database) -> bool:
     """A SQLite file already at :data:`HEAD` (no upgrade to run)."""
-    path = db.url.database
-    if not path or path == ":memory:" or not pathlib.Path(path).exists():
+    if not db.url.database or db.url.database == ":memory:":
         return False
     try:
-        with translated():
-            return _at_head(db)
+        return current(db) == HEAD
     except exceptions.ServiceUnavailable:
         return False  # let the upgrade say what is wrong
