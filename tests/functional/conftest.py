@@ -7,6 +7,7 @@ import pathlib
 import random
 import subprocess
 import sys
+import uuid as uuid_mod
 from collections.abc import Iterator
 from typing import Any
 
@@ -120,6 +121,33 @@ def _service(
 @pytest.fixture
 def service(_service: Service, conf: cfg.ConfigOpts) -> Service:
     return _service
+
+
+@pytest.fixture
+def status_record(service: Service) -> Iterator[Any]:
+    """Writes a started introspection for a test that only reads it back
+    (status answers) and ends it, if still working, when the test ends.
+
+    Left alone, nobody would claim it: [coordination]claim_timeout later
+    the session's sweep takes it as lost and starts it against the fake
+    Ironic in the middle of some other test, which then finds one lost
+    step more than its own."""
+    from inspector.db import introspections
+
+    written: list[str] = []
+
+    def write(mac: str | None = None) -> str:
+        uuid = str(uuid_mod.uuid4())
+        introspections.start(service.rt.db, uuid, True, {"mac": [mac or random_mac()]})
+        written.append(uuid)
+        return uuid
+
+    yield write
+    for uuid in written:
+        if introspections.get(service.rt.db, uuid).state in states.WORKING:
+            introspections.transition(
+                service.rt.db, uuid, states.FAIL, error="test over"
+            )
 
 
 @functools.cache

@@ -2,7 +2,6 @@
 
 import base64
 import pathlib
-import uuid as uuid_mod
 from collections.abc import Iterator
 from typing import Any
 
@@ -259,12 +258,9 @@ def test_custom_policy_file_is_honoured(
 
 
 def test_fast_status_path_checks_the_policy(
-    service: Service, keystone: tuple[FlaskClient, dict[str, str]]
+    keystone: tuple[FlaskClient, dict[str, str]], status_record: Any
 ) -> None:
-    from inspector.db import introspections
-
-    node = str(uuid_mod.uuid4())
-    introspections.start(service.rt.db, node, True, {"mac": ["aa:bb:cc:dd:ee:01"]})
+    node = status_record("aa:bb:cc:dd:ee:01")
     client, tokens = keystone
     path = f"/v1/introspection/{node}"
     assert client.get(path).status_code == 401

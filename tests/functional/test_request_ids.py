@@ -139,21 +139,11 @@ def test_every_answer_names_its_request(
 
 
 def test_status_fast_path_names_its_request(
-    service: Service, server: str, log_lines: io.StringIO
+    server: str, log_lines: io.StringIO, status_record: Any
 ) -> None:
-    uuid = _record(service)
+    uuid = status_record()
     resp = requests.get(f"{server}/v1/introspection/{uuid}", headers=ADMIN, timeout=30)
     assert resp.status_code == 200
     rid = resp.headers[request_context.HEADER]
     line = f"[None {rid} alice - - - - -] GET /v1/introspection/{uuid} answered 200"
     assert line in log_lines.getvalue()
-
-
-def _record(service: Service) -> Any:
-    from uuid import uuid4
-
-    from inspector.db import introspections
-
-    uuid = str(uuid4())
-    introspections.start(service.rt.db, uuid, True, {"mac": [random_mac()]})
-    return uuid

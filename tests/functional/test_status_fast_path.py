@@ -1,7 +1,6 @@
 """The status GET fast path answers exactly what the Flask route answers."""
 
 import io
-import uuid as uuid_mod
 from typing import Any
 
 import pytest
@@ -9,7 +8,6 @@ import pytest
 from inspector.api import auth, request_context
 from inspector.api.app import create_app
 from inspector.api.status_fast_path import StatusFastPath
-from inspector.db import introspections
 from tests.functional.conftest import Service
 
 V = "HTTP_X_OPENSTACK_IRONIC_INSPECTOR_API_VERSION"
@@ -66,9 +64,10 @@ def _layers(app: Any) -> tuple[Any, StatusFastPath]:
         {"HTTP_OPENSTACK_API_VERSION": "baremetal-introspection 1.12"},
     ],
 )
-def test_same_answer_as_flask(service: Service, headers: dict[str, str]) -> None:
-    uuid = str(uuid_mod.uuid4())
-    introspections.start(service.rt.db, uuid, True, {"mac": ["aa:bb:cc:00:11:22"]})
+def test_same_answer_as_flask(
+    service: Service, headers: dict[str, str], status_record: Any
+) -> None:
+    uuid = status_record("aa:bb:cc:00:11:22")
     app = create_app(service.rt)
     fast, path_layer = _layers(app)  # the authentication layer, the fast path
     flask_only = auth.NoAuth(path_layer._app)

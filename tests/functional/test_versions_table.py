@@ -3,7 +3,6 @@ the routing, the status fields, rule creation and the OpenAPI document
 answer what it declares (the issue: 1.21 answered /v1/pxe-filters but
 ``GET /v1`` did not list it)."""
 
-import uuid as uuid_mod
 from typing import Any
 
 import pytest
@@ -11,8 +10,7 @@ import pytest
 from inspector.api import app as api_app
 from inspector.api import openapi, versions
 from inspector.api.app import create_app
-from inspector.db import introspections
-from tests.functional.conftest import Service, random_mac
+from tests.functional.conftest import Service
 
 ALL = [(1, minor) for minor in range(versions.MINIMUM[1], versions.MAXIMUM[1] + 1)]
 
@@ -66,9 +64,8 @@ def test_root_and_routing_at(service: Service, version: versions.Version) -> Non
             assert resp.status_code == 200, (feature, resp.get_json())
 
 
-def test_status_fields_at_each_version(service: Service) -> None:
-    uuid = str(uuid_mod.uuid4())
-    introspections.start(service.rt.db, uuid, True, {"mac": [random_mac()]})
+def test_status_fields_at_each_version(service: Service, status_record: Any) -> None:
+    uuid = status_record()
     fields = [f for f in versions.FEATURES if f.kind == "field"]
     assert fields
     for version in ALL:
