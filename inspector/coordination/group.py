@@ -3,6 +3,8 @@
 import datetime
 import logging
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import tooz
@@ -17,6 +19,8 @@ LOG = logging.getLogger(__name__)
 
 MIN_BEAT = 0.5
 MAX_BEAT = 5.0
+SLOW_BEAT_EVERY = 60.0
+"""Seconds between two warnings that heartbeats run late."""
 
 
 class Membership:
@@ -25,6 +29,12 @@ class Membership:
     A membership lease can expire while the process is alive (a long pause,
     a backend restart); tooz then renews the lease but does not put the
     member back, so every beat also checks that this host is still listed.
+
+    Beats keep a fixed rate: the next one is due a third of the lease after
+    the last one began (the lease is renewed first thing in a beat), not
+    after it ended. A beat also renews the node locks this process holds
+    and may join again, so on a loaded host it takes seconds; waiting a
+    full third after that left the lease unrenewed for longer than itself.
     """
 
     def __init__(
@@ -33,6 +43,7 @@ class Membership:
         host: str,
         capabilities: dict[str, Any],
         backend: str = "the coordination backend",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._coordinator = coordinator
         self.host = host
@@ -47,6 +58,9 @@ class Membership:
         )
         self.rejoins = 0
         self._no_updates = False
+        self._clock = clock
+        self._late_warned: float | None = None
+        self._late_since_warned = 0
         self._outage = OutageLog(LOG, f"The heartbeat of conductor {host} to {backend}")
 
     def start(self) -> None:
@@ -118,16 +132,49 @@ class Membership:
     def _beat(self) -> None:
         wait = MIN_BEAT
         while not self._stop.wait(wait):
-            try:
-                wait = self.beat_once()
-            except exceptions.ServiceUnavailable as exc:
-                self._outage.failed(exc)
-                wait = MIN_BEAT * 2
-            except Exception:  # the heartbeat must never die
-                LOG.exception("Unexpected heartbeat failure of %s", self.host)
-                wait = MIN_BEAT * 2
-            else:
-                self._outage.ok()
+            wait = self._beat_and_time()
+
+    def _beat_and_time(self) -> float:
+        """One beat, with its failures logged; returns the wait until the
+        next one, counted from when this one began."""
+        began = self._clock()
+        try:
+            period = self.beat_once()
+        except exceptions.ServiceUnavailable as exc:
+            self._outage.failed(exc)
+            period = MIN_BEAT * 2
+        except Exception:  # the heartbeat must never die
+            LOG.exception("Unexpected heartbeat failure of %s", self.host)
+            period = MIN_BEAT * 2
+        else:
+            self._outage.ok()
+        took = self._clock() - began
+        if took > period:
+            self._late(took, period)
+        return max(0.0, period - took)
+
+    def _late(self, took: float, period: float) -> None:
+        """Say, at most every SLOW_BEAT_EVERY seconds, that a beat took
+        longer than the time between beats."""
+        now = self._clock()
+        if self._late_warned is not None and now - self._late_warned < SLOW_BEAT_EVERY:
+            self._late_since_warned += 1
+            return
+        LOG.warning(
+            "A heartbeat of conductor %s took %.1f s, longer than the %.1f s "
+            "between two (a third of the membership lease)%s: this host or "
+            "the coordination backend is overloaded, and the membership "
+            "expires (the conductor leaves the group, its work is taken "
+            "over) once a beat takes longer than the whole lease",
+            self.host,
+            took,
+            period,
+            f"; {self._late_since_warned} more since the last warning"
+            if self._late_since_warned
+            else "",
+        )
+        self._late_warned = now
+        self._late_since_warned = 0
 
     def drain(self) -> bool:
         """Say in the group that this conductor stops: readers route no new
