@@ -128,6 +128,10 @@ class Takeover:
         many were found. ``alive`` lists the live conductors (read only
         when the leader must judge another conductor's steps)."""
         host, run_id = self.rt.conf.host, self.rt.run_id
+        # work in hand before the read and after it: a step that ended
+        # between the two was read still claimed here, one delivered
+        # between them is claimed after; neither ended early
+        active = self._queue.active()
         records = sweeps.working(self.rt.db)
         # an earlier run of this host (a restart) may hold node locks: they
         # are read, whoever leads, once after the start (the leader may
@@ -163,7 +167,7 @@ class Takeover:
             for o in orphans(records, hosts, host, run_id, now, leader)
             if o.record.uuid not in self._resuming
         ]
-        active = self._queue.active()
+        active |= self._queue.active()
         for record in records:
             if (
                 record.owner == host

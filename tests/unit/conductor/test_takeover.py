@@ -8,9 +8,11 @@ import time
 import pytest
 
 from inspector.conductor.leadership import Leadership
-from inspector.conductor.takeover import orphans
+from inspector.conductor.takeover import Takeover, orphans
 from inspector.db import engine, leases, models
 from inspector.db.introspections import IntrospectionRecord
+from inspector.runtime import Runtime
+from tests.unit.conductor.conftest import UUID, starting
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
 
@@ -190,3 +192,61 @@ def test_leadership_log_says_why_it_does_not_lead(
     lines = [r.getMessage() for r in caplog.records]
     assert any("can be read again" in m for m in lines), lines
     assert any("is now the leader (epoch 1)" in m for m in lines), lines
+
+
+class _HandOver:
+    """A work queue with ``before`` in hand until the sweep has read the
+    records and ``after`` from then on; a resumed step is recorded, not
+    run."""
+
+    def __init__(self, before: set[str], after: set[str]) -> None:
+        self.before, self.after = before, after
+        self.read = False
+        self.submitted: list[str] = []
+
+    def active(self) -> set[str]:
+        return self.after if self.read else self.before
+
+    def submit(self, uuid: str, *_args: object) -> None:
+        self.submitted.append(uuid)
+
+
+def _sweep_own_claimed_step(
+    rt: Runtime, queue: _HandOver, monkeypatch: pytest.MonkeyPatch
+) -> int:
+    """Sweeps (as a non-leader) with this conductor's own step claimed in
+    the database and the queue answering as ``queue`` says."""
+    from inspector.db import sweeps
+
+    starting(rt)
+    working = sweeps.working
+
+    def read(db: engine.Database) -> list[IntrospectionRecord]:
+        records = working(db)
+        queue.read = True
+        return records
+
+    monkeypatch.setattr(sweeps, "working", read)
+    sweeper = Takeover(rt, queue, {"starting": lambda _record: None})  # type: ignore[arg-type]
+    try:
+        return sweeper.sweep(lambda: ["c1"], False)
+    finally:
+        sweeper.stop()
+
+
+def test_a_step_that_ends_while_the_sweep_reads_did_not_end_early(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # in hand when the sweep began, gone once it had read the records: the
+    # step ended in between, after the read saw it still claimed here
+    queue = _HandOver({UUID}, set())
+    assert _sweep_own_claimed_step(rt, queue, monkeypatch) == 0
+    assert queue.submitted == []
+
+
+def test_a_claimed_step_no_worker_had_ended_early(
+    rt: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = _HandOver(set(), set())
+    assert _sweep_own_claimed_step(rt, queue, monkeypatch) == 1
+    assert queue.submitted == [UUID]
