@@ -32,9 +32,11 @@ class Membership:
 
     Beats keep a fixed rate: the next one is due a third of the lease after
     the last one began (the lease is renewed first thing in a beat), not
-    after it ended. A beat also renews the node locks this process holds
-    and may join again, so on a loaded host it takes seconds; waiting a
-    full third after that left the lease unrenewed for longer than itself.
+    after it ended. A beat is three requests (renew, publish
+    ``last_heartbeat``, check the membership; tooz's non-etcd drivers
+    renew their locks in it too) and may join again, so on a loaded host it
+    can take seconds; waiting a full third after that left the lease
+    unrenewed for longer than itself.
     """
 
     def __init__(
