@@ -63,6 +63,7 @@ class Membership:
         self._clock = clock
         self._late_warned: float | None = None
         self._late_since_warned = 0
+        self._last_worked = True
         self._outage = OutageLog(LOG, f"The heartbeat of conductor {host} to {backend}")
 
     def start(self) -> None:
@@ -138,10 +139,16 @@ class Membership:
 
     def _beat_and_time(self) -> float:
         """One beat, with its failures logged; returns the wait until the
-        next one, counted from when this one began."""
+        next one, counted from when this one began.
+
+        A late beat is said only between two that worked: a failed one is
+        said by the outage log, and the first one after it (a reconnection,
+        a re-join) is slow because of the outage, not the host."""
         began = self._clock()
+        worked = False
         try:
             period = self.beat_once()
+            worked = True
         except exceptions.ServiceUnavailable as exc:
             self._outage.failed(exc)
             period = MIN_BEAT * 2
@@ -151,8 +158,9 @@ class Membership:
         else:
             self._outage.ok()
         took = self._clock() - began
-        if took > period:
+        if took > period and worked and self._last_worked:
             self._late(took, period)
+        self._last_worked = worked
         return max(0.0, period - took)
 
     def _late(self, took: float, period: float) -> None:

@@ -105,3 +105,29 @@ def test_an_on_time_beat_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
     membership, _stop, _ = _membership([0.9, 1.0, 0.0], beats=4)
     membership._beat()
     assert not caplog.records
+
+
+def test_beats_slowed_by_an_outage_are_not_called_late(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The outage log says a failed beat; the first beat after it
+    (reconnecting, joining again) is slow because of the outage."""
+    from inspector import exceptions
+
+    caplog.set_level(logging.WARNING, "inspector.coordination.group")
+    membership, _stop, clock = _membership([], beats=4)
+    backend = cast(Any, membership._coordinator)
+    outcomes = iter(["down", "slow", "slow"])
+
+    def heartbeat() -> float:
+        clock[0] += 2.0  # every beat is slow
+        if next(outcomes) == "down":
+            raise exceptions.ServiceUnavailable("etcd is away")
+        return 3.0
+
+    backend.heartbeat = heartbeat
+    membership._beat_and_time()  # failed: the outage log says it
+    membership._beat_and_time()  # the first after it
+    assert not [r for r in caplog.records if "took" in r.getMessage()]
+    membership._beat_and_time()  # slow between two that worked
+    assert [r for r in caplog.records if "took 2.0 s" in r.getMessage()]
