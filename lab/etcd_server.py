@@ -1,10 +1,13 @@
 """A private etcd on loopback (Debian ``etcd-server``), for split-mode tests."""
 
 import logging
+import os
 import pathlib
 import shutil
 import subprocess
+import tempfile
 import time
+import weakref
 
 import requests
 
@@ -12,15 +15,38 @@ from lab import loopback
 
 LOG = logging.getLogger(__name__)
 
+RAM = pathlib.Path("/dev/shm")
+"""A RAM-backed filesystem, where an fsync costs nothing."""
+
 
 class EtcdServer:
-    """One etcd member with its own data directory, client and peer ports."""
+    """One etcd member with its own data directory, client and peer ports.
 
-    def __init__(self, work_dir: pathlib.Path, port: int | None = None) -> None:
+    ``in_memory`` keeps the data directory on a RAM-backed filesystem
+    (:data:`RAM`, when there is one), as the lab's PostgreSQL runs with
+    ``fsync=off``: every write to etcd waits for its write-ahead log's
+    fsync, and with several test processes writing one virtual disk those
+    took up to 0.9 s, long enough for a 3 s membership lease to run out.
+    It survives :meth:`stop` and :meth:`start` (an etcd restart keeps its
+    data, as on a disk) and is removed by :meth:`close`, or when the
+    process ends.
+    """
+
+    def __init__(
+        self, work_dir: pathlib.Path, port: int | None = None, in_memory: bool = False
+    ) -> None:
         self.work_dir = pathlib.Path(work_dir)
         self.port = port or loopback.free_port()
         self.peer_port = loopback.free_port()
         self.data_dir = self.work_dir / "etcd-data"
+        self._removal: weakref.finalize | None = None
+        if in_memory and RAM.is_dir() and os.access(RAM, os.W_OK):
+            self.data_dir = pathlib.Path(
+                tempfile.mkdtemp(prefix="inspector-lab-etcd-", dir=RAM)
+            )
+            self._removal = weakref.finalize(
+                self, shutil.rmtree, self.data_dir, ignore_errors=True
+            )
         self.log_file = self.work_dir / "etcd.log"
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -97,3 +123,9 @@ class EtcdServer:
             return
         proc, self._proc = self._proc, None
         loopback.terminate(proc)
+
+    def close(self) -> None:
+        """Stop, and remove a data directory kept in memory."""
+        self.stop()
+        if self._removal is not None:
+            self._removal()

@@ -94,6 +94,7 @@ class SplitCluster:
         coordination: str = "etcd",
         api_processes: int = 2,
         rpc_transport: str = "oslo",
+        etcd_in_memory: bool = False,
     ) -> None:
         if rpc_transport not in RPC_TRANSPORTS:
             raise ValueError(
@@ -114,7 +115,7 @@ class SplitCluster:
         self.ironic_url = ironic_url
         self.conductor_count = conductors
         self.coordination = coordination
-        self.etcd = EtcdServer(self.work_dir / "etcd")
+        self.etcd = EtcdServer(self.work_dir / "etcd", in_memory=etcd_in_memory)
         self.redis = RedisServer(self.work_dir / "redis")
         self.rabbit = RabbitMQServer(self.work_dir / "rabbitmq")
         self._own_postgres = postgres is None
@@ -331,7 +332,7 @@ class SplitCluster:
         if self.api is not None:
             self.api.stop()
         self.rabbit.stop()
-        self.etcd.stop()
+        self.etcd.close()
         self.redis.stop()
         if self._own_postgres:
             self.postgres.stop()

@@ -419,6 +419,7 @@ def split_cluster(
             coordination=coordination,
             api_processes=api_processes,
             rpc_transport=rpc_transport,
+            etcd_in_memory=True,
         )
         with cluster:
             yield cluster

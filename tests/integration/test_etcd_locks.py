@@ -25,10 +25,10 @@ NODE = "6d3f6cf8-1f37-4a0f-9d0d-2b6f7c1f0e11"
 
 @pytest.fixture(scope="module")
 def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
-    server = EtcdServer(tmp_path_factory.mktemp("etcd-locks"))
+    server = EtcdServer(tmp_path_factory.mktemp("etcd-locks"), in_memory=True)
     server.start()
     yield server
-    server.stop()
+    server.close()
 
 
 class Process:

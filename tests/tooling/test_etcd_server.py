@@ -1,0 +1,36 @@
+"""The lab's etcd keeps its data in memory when asked, across restarts,
+and leaves nothing behind."""
+
+import pathlib
+
+import pytest
+
+from lab import etcd_server
+from lab.etcd_server import EtcdServer
+
+
+def test_in_memory_data_is_kept_until_closed(tmp_path: pathlib.Path) -> None:
+    if not etcd_server.RAM.is_dir():
+        pytest.skip(f"no {etcd_server.RAM} here")
+    server = EtcdServer(tmp_path, in_memory=True)
+    assert server.data_dir.parent == etcd_server.RAM
+    (server.data_dir / "member").mkdir()  # what etcd writes there
+    server.stop()  # a restart keeps the data
+    assert (server.data_dir / "member").is_dir()
+    server.close()
+    assert not server.data_dir.exists()
+    server.close()  # twice is harmless
+
+
+def test_on_disk_by_default(tmp_path: pathlib.Path) -> None:
+    server = EtcdServer(tmp_path)
+    assert server.data_dir == tmp_path / "etcd-data"
+    server.close()
+
+
+def test_without_a_ram_filesystem_the_data_stays_on_disk(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(etcd_server, "RAM", tmp_path / "absent")
+    server = EtcdServer(tmp_path, in_memory=True)
+    assert server.data_dir == tmp_path / "etcd-data"
