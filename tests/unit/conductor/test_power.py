@@ -1,7 +1,6 @@
 import datetime
 import pathlib
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ from inspector.conductor import power
 from inspector.conductor.power import PowerOnPacer
 from inspector.db import engine
 from inspector.db.models import utcnow
+from tests.unit.conductor.conftest import Clock
 
 
 def test_spacing_between_power_ons_of_all_pacers(
@@ -94,8 +94,13 @@ def test_burst_shared_by_concurrent_callers(tmp_path: pathlib.Path) -> None:
     assert windows == [0, 0, 1, 1, 2, 2]
 
 
-def test_a_window_over_starts_a_new_one_now(db: engine.Database) -> None:
+def test_a_window_over_starts_a_new_one_now(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(power.leases, "utcnow", clock)
     first = power.leases.reserve_slot(db, power.leases.POWER_ON, 0.05, burst=5)
-    time.sleep(0.1)
+    clock.advance(0.1)  # past the first window of 0.05 s
     later = power.leases.reserve_slot(db, power.leases.POWER_ON, 0.05, burst=5)
-    assert (later - first).total_seconds() >= 0.1
+    assert later == clock.now  # a new window, starting now
+    assert (later - first).total_seconds() == pytest.approx(0.1)

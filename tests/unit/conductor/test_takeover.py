@@ -3,7 +3,6 @@
 import datetime
 import logging
 import pathlib
-import time
 
 import pytest
 
@@ -12,7 +11,7 @@ from inspector.conductor.takeover import Takeover, orphans
 from inspector.db import engine, leases, models
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
-from tests.unit.conductor.conftest import UUID, starting
+from tests.unit.conductor.conftest import UUID, Clock, starting
 
 NOW = datetime.datetime(2026, 11, 22, 12, 0, 0)
 
@@ -93,13 +92,20 @@ def test_own_host_earlier_run_found_by_every_conductor() -> None:
     assert found([mine], leader=True) == ["conductor c1 restarted while processing"]
 
 
-def test_one_leader_and_takeover_after_the_lease(db: engine.Database) -> None:
-    first = Leadership(db, "c1/a", lease=0.5)
-    second = Leadership(db, "c2/b", lease=0.5)
+def test_one_leader_and_takeover_after_the_lease(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = Clock()  # the time the lease rows are written and judged by
+    monkeypatch.setattr(leases, "utcnow", stored)
+    ticks = [1000.0]  # each conductor's own monotonic clock
+    first = Leadership(db, "c1/a", lease=0.5, clock=lambda: ticks[0])
+    second = Leadership(db, "c2/b", lease=0.5, clock=lambda: ticks[0])
     assert first.renew() and first.is_leader()
     assert not second.renew() and not second.is_leader()
     assert first.renew()  # renewal keeps it
-    time.sleep(0.8)  # first stops renewing (paused or dead)
+    # first stops renewing (paused or dead) for longer than the lease
+    stored.advance(0.8)
+    ticks[0] += 0.8
     assert not first.is_leader()  # its own clock says the lease ran out
     assert second.renew() and second.is_leader()
     assert not first.renew()  # notices the loss instead of assuming
