@@ -63,7 +63,13 @@ integration: venv packages
 	$(BIN)/pytest tests/integration -q -p no:cacheprovider --durations=15 \
 		-n $(INTEGRATION_WORKERS) --dist loadscope
 
-test: lint unit functional integration
+# lint (mypy, on one core) beside the unit tests, each one's output printed
+# whole when it ends: 66 s instead of 92 s on 2 cores; then the layers that
+# need both cores to themselves, in order
+test:
+	$(MAKE) --no-print-directory -j 2 --output-sync=target lint unit
+	$(MAKE) --no-print-directory functional
+	$(MAKE) --no-print-directory integration
 
 # the sample configuration and policy, regenerated from the code
 genconfig: venv
