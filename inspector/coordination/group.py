@@ -172,10 +172,10 @@ class Membership:
             return
         LOG.warning(
             "A heartbeat of conductor %s took %.1f s, longer than the %.1f s "
-            "between two (a third of the membership lease)%s: this host or "
-            "the coordination backend is overloaded, and the membership "
-            "expires (the conductor leaves the group, its work is taken "
-            "over) once a beat takes longer than the whole lease",
+            "between two (a third of the membership lease, 5 s at most)%s: "
+            "this host or the coordination backend is overloaded, and the "
+            "membership expires (the conductor leaves the group, its work is "
+            "taken over) once a beat takes longer than the whole lease",
             self.host,
             took,
             period,

@@ -94,7 +94,7 @@ def test_late_beats_are_said_once_a_minute_with_how_many_more(
     assert len(said) == 2, said
     assert said[0].startswith(
         "A heartbeat of conductor c1 took 2.0 s, longer than the 1.0 s "
-        "between two (a third of the membership lease): this host or the "
+        "between two (a third of the membership lease, 5 s at most): this host or the "
         "coordination backend is overloaded, and the membership expires"
     )
     assert "; 19 more since the last warning" in said[1]
