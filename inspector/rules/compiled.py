@@ -15,7 +15,17 @@ from inspector.rules import paths, templates, validation
 from inspector.rules.actions import Action
 from inspector.rules.conditions import Condition
 
-Loop = list[Any] | templates.Template | None
+
+@dataclasses.dataclass(frozen=True)
+class TemplatedItems:
+    """A loop written as a list whose items hold variables
+    (``[{"k": "nic0", "v": "{inventory[interfaces][0][name]}"}]``): the
+    items are rendered on the node first, then run, as Ironic runs them."""
+
+    render: templates.Render
+
+
+Loop = list[Any] | TemplatedItems | templates.Template | None
 
 
 class RuleError(Exception):
@@ -26,7 +36,8 @@ def _loop(raw: Any) -> Loop:
     if raw is None:
         return None
     if isinstance(raw, list):
-        return raw
+        render = templates.compile_value(raw, templates.condition_template)
+        return raw if render is None else TemplatedItems(render)
     template = templates.condition_template(str(raw))
     if template is None or template.lone is None:
         raise ValueError(f"loop {raw!r} is not a list nor one variable")
@@ -41,6 +52,8 @@ def loop_items(loop: Loop, namespace: templates.Namespace) -> list[Any]:
         items = loop.render(namespace)
     except templates.Unresolved as exc:
         raise RuleError(f"loop: {exc}") from None
+    if isinstance(loop, TemplatedItems):
+        return list(items)
     if not isinstance(items, list):
         raise RuleError(
             f"loop: {{{loop.lone.text if loop.lone else ''}}} is a "

@@ -131,6 +131,10 @@ def _check_loop(where: str, raw: dict[str, Any], settings: RuleChecks) -> bool:
     _needs_new(f"{where}.loop", settings, "loop")
     loop = raw[LOOP]
     if isinstance(loop, list):
+        # the items' variables are rendered on the node before the items run
+        _check_templates(
+            f"{where}.loop", loop, templates.condition_template, False, settings
+        )
         return True
     if isinstance(loop, str):
         template = templates.condition_template(loop)
@@ -152,6 +156,8 @@ def _check_templates(
     except ValueError as exc:
         raise _invalid(where, str(exc)) from None
     for ref in found:
+        if ref.root == "item" and where.endswith(".loop"):
+            raise _invalid(where, f"{{{ref.text}}}: a loop's items cannot name an item")
         if ref.root == "item" and not looping:
             raise _invalid(where, f"{{{ref.text}}} is only known inside a loop")
         if ref.root not in templates.TEXT_ROOTS:

@@ -204,6 +204,51 @@ def test_action_loop_and_variables_keep_types() -> None:
     assert ctx.current("/extra/bmc") == "ipmi://192.168.1.5"
 
 
+def test_loop_items_are_templates_rendered_before_the_items_run() -> None:
+    """As Ironic 39 runs them: the variables inside a written loop's items
+    are filled first, then each item runs (a condition over them, and an
+    action whose path and value come from the item)."""
+    items = [
+        {"k": "nic0", "v": "{inventory[interfaces][0][name]}"},
+        {"k": "nic1", "v": "{inventory[interfaces][1][name]}"},
+    ]
+    rule = _rule(
+        {
+            "op": "matches",
+            "field": "{item[cpus]}",
+            "value": "^8$",
+            "multiple": "all",
+            "loop": [{"cpus": "{inventory[cpu][count]}"}, {"cpus": "8"}],
+        },
+        actions=[
+            {
+                "action": "set-attribute",
+                "path": "/extra/{item[k]}",
+                "value": "{item[v]}",
+                "loop": items,
+            },
+            {"action": "add-trait", "name": "{item}", "loop": ["CUSTOM_{data[flag]}"]},
+        ],
+    )
+    assert rule["actions"][0]["loop"] == items  # stored as written
+    ctx = _run(rule)
+    assert ctx.current("/extra/nic0") == "eth0"
+    assert ctx.current("/extra/nic1") == "eth1"
+    assert ctx.traits_to_add == ["CUSTOM_yes"]
+
+
+def test_a_loop_item_that_does_not_resolve_names_the_rule() -> None:
+    rule = _rule(
+        {"op": "eq", "field": "{item}", "value": 1, "loop": ["{inventory[nope]}"]}
+    )
+    with pytest.raises(exceptions.ProcessingError) as caught:
+        _run(rule)
+    assert caught.value.message == (
+        f"rule {rule['uuid']} condition 0 (eq): loop: "
+        "{inventory[nope]} does not resolve: no key 'nope'"
+    )
+
+
 def test_port_actions_by_uuid_and_mac() -> None:
     rule = _rule(
         actions=[
@@ -390,6 +435,15 @@ OLD = validation.RuleChecks(new_language=False)
             {"conditions": [{"op": "eq", "field": "a", "value": 1, "loop": 5}]},
             "conditions[0].loop",
         ),
+        (
+            {
+                "conditions": [
+                    {"op": "eq", "field": "a", "value": 1, "loop": [{"x": "{item}"}]}
+                ]
+            },
+            "conditions[0].loop",
+        ),
+        ({"actions": [{**HIT, "loop": [["{item[a]}"]]}]}, "actions[0].loop"),
         (
             {
                 "conditions": [
