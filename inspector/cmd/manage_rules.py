@@ -23,15 +23,15 @@ def add_parser(subparsers: Any) -> None:
     exporting.add_argument(
         "--with-secrets",
         action="store_true",
-        help="sensitive rules as stored, not masked (a backup to import)",
+        help="sensitive rules with their values, not masked (a backup to "
+        "import, or rules for Ironic to run); without it both formats mask them",
     )
     exporting.add_argument(
         "--format",
         choices=RULE_FORMATS,
         default="inspector",
         help="inspector (ours, the default) or ironic (what Ironic's POST "
-        "/v1/inspection_rules takes, one rule per item; sensitive rules "
-        "with their values: Ironic needs them to run)",
+        "/v1/inspection_rules takes, one rule per item)",
     )
     exporting.add_argument("--output", help="write to this file, not stdout")
     trying = rule_actions.add_parser(
@@ -129,7 +129,8 @@ def run(conf: cfg.ConfigOpts) -> int:
     if command.action == "export":
         stored = rules_db.list_all(db)  # built-in rules live in their file
         document = exchange.export(stored, command.format, command.with_secrets)
-        for warning in exchange.warnings(stored, command.format):
+        notes = exchange.warnings(stored, command.format, command.with_secrets)
+        for warning in notes:
             print(f"Note: {warning}", file=sys.stderr)
         text = json.dumps(document, indent=2)
         if command.output:

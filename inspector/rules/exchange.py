@@ -7,11 +7,12 @@ Two formats: ``inspector`` (ours: the rules as the API answers them) and
 stops the whole export or import, naming the rule and the construct:
 nothing is dropped, nothing half-done.
 
-Sensitive rules: the inspector format masks their values unless
-``--with-secrets`` (a backup); the ironic format writes them as stored,
-since Ironic needs them to run the rule and masks them itself from then on.
-Either way the export is made by an administrator reading the database
-through the manage command, never through the API.
+Sensitive rules: both formats mask their values unless ``--with-secrets``
+(exports end up in repositories and tickets). A masked rule is refused by
+import, naming it; Ironic's API refuses one too (its ``args`` is then text,
+not a list or an object), so a masked export never runs anywhere with
+``***`` for a value. Either way the export is made by an administrator
+reading the database through the manage command, never through the API.
 """
 
 from typing import Any
@@ -31,20 +32,31 @@ def export(
     :raises Untranslatable: a rule Ironic cannot express.
     """
     if fmt == IRONIC:
-        return [
+        document = [
             ironic_format.to_ironic(rule, ironic_format.rule_name(index, rule))
             for index, rule in enumerate(rules)
         ]
-    # "language" is kept, not told: an import is of the newest language
-    plain = [{k: v for k, v in r.items() if k != "language"} for r in rules]
-    return plain if with_secrets else [masking.masked(r) for r in plain]
+    else:
+        # "language" is kept, not told: an import is of the newest language
+        document = [{k: v for k, v in r.items() if k != "language"} for r in rules]
+    return document if with_secrets else [masking.masked(r) for r in document]
 
 
-def warnings(rules: list[dict[str, Any]], fmt: str) -> list[str]:
-    """What an export in ``fmt`` carries that the target runs differently."""
-    if fmt != IRONIC:
-        return []
+def warnings(
+    rules: list[dict[str, Any]], fmt: str, with_secrets: bool = False
+) -> list[str]:
+    """What an export in ``fmt`` carries that the target runs differently,
+    and the sensitive rules it masked."""
     found = []
+    if not with_secrets:
+        found = [
+            f"{ironic_format.rule_name(index, rule)}: sensitive, its values "
+            "masked (--with-secrets writes them)"
+            for index, rule in enumerate(rules)
+            if rule.get("sensitive")
+        ]
+    if fmt != IRONIC:
+        return found
     for index, rule in enumerate(rules):
         for ci, cond in enumerate(rule.get("conditions") or []):
             if cond["op"] in ("lt", "le", "gt", "ge"):
@@ -53,7 +65,7 @@ def warnings(rules: list[dict[str, Any]], fmt: str) -> list[str]:
                     f"({cond['op']}): Ironic compares its variables as text "
                     "(a number against one fails its inspection)"
                 )
-        if rule.get("sensitive"):
+        if rule.get("sensitive") and with_secrets:
             found.append(
                 f"{ironic_format.rule_name(index, rule)}: sensitive, written "
                 "with its values"
@@ -76,7 +88,7 @@ def to_create(
     rules = []
     for index, item in enumerate(items):
         name = f"{source}: {ironic_format.rule_name(index, item)}"
-        if fmt == INSPECTOR and isinstance(item, dict) and masking.is_masked(item):
+        if isinstance(item, dict) and masking.is_masked(item):
             raise exceptions.InvalidInput(
                 f"{name} is a sensitive rule exported masked: export it with "
                 "--with-secrets to import it"

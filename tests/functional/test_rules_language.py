@@ -340,11 +340,21 @@ def test_manage_rules_test_export_masked(
     assert answer["changes"]["node_patches"] == [
         {"op": "add", "path": "/extra/pw", "value": "***"}
     ]
-    exported = _manage(tmp_path, service, "export")
-    assert "s3" not in exported.stdout and '"***"' in exported.stdout
-    refused = _manage(tmp_path, service, "import", "-", stdin=exported.stdout)
-    assert refused.returncode == 2
-    assert "export it with --with-secrets" in refused.stderr
+    for fmt in ("inspector", "ironic"):
+        exported = _manage(tmp_path, service, "export", "--format", fmt)
+        assert exported.returncode == 0, exported.stderr
+        assert "s3" not in exported.stdout and '"***"' in exported.stdout
+        assert "sensitive, its values masked (--with-secrets" in exported.stderr
+        refused = _manage(
+            tmp_path, service, "import", "--format", fmt, "-", stdin=exported.stdout
+        )
+        assert refused.returncode == 2
+        assert "export it with --with-secrets" in refused.stderr
+    to_ironic = _manage(
+        tmp_path, service, "export", "--format", "ironic", "--with-secrets"
+    )
+    assert json.loads(to_ironic.stdout)[0]["actions"][0]["args"]["value"] == "s3"
+    assert "sensitive, written with its values" in to_ironic.stderr
     backup = _manage(tmp_path, service, "export", "--with-secrets")
     assert json.loads(backup.stdout)[0]["actions"][0]["value"] == "s3"
     service.client.delete("/v1/rules")

@@ -1,9 +1,11 @@
 """Ironic's inspection-rule language to and from ours."""
 
+import json
 from typing import Any
 
 import pytest
 
+from inspector import exceptions
 from inspector.rules import exchange, ironic_format, validation
 
 UUID = "3f0e4a57-8d1c-4a5e-9f57-4b1c2d3e4f50"
@@ -298,22 +300,48 @@ def test_import_document_shapes() -> None:
         exchange.to_create([{"actions": []}], exchange.IRONIC, "f", checks)
 
 
-def test_sensitive_exported_with_values_to_ironic_masked_to_ours() -> None:
+def test_sensitive_rules_are_masked_in_both_formats_unless_asked() -> None:
     rule = _ours(
         sensitive=True,
+        conditions=[
+            {"op": "eq", "field": "inventory.bmc_address", "value": "10.0.0.5"}
+        ],
         actions=[
-            {"action": "set-attribute", "path": "/driver_info/p", "value": "s3cret"}
+            {"action": "set-attribute", "path": "/driver_info/p", "value": "s3cret"},
+            {"action": "add-trait", "name": "{item}", "loop": ["CUSTOM_S3CRET"]},
         ],
     )
-    assert (
-        exchange.export([rule], exchange.IRONIC)[0]["actions"][0]["args"]["value"]
-        == "s3cret"
+    ironic = exchange.export([rule], exchange.IRONIC)[0]
+    assert "s3cret" not in json.dumps(ironic).lower()
+    assert "10.0.0.5" not in json.dumps(ironic)
+    assert ironic["actions"][0] == {"op": "set-attribute", "args": "***"}
+    assert ironic["actions"][1] == {"op": "add-trait", "args": "***", "loop": "***"}
+    assert ironic["conditions"][0]["op"] == "eq"
+    ours = exchange.export([rule], exchange.INSPECTOR)[0]
+    assert ours["actions"][0]["value"] == "***"
+    assert exchange.warnings([rule], exchange.IRONIC) == [
+        f"rule 0 ({UUID}): sensitive, its values masked (--with-secrets writes them)"
+    ]
+    assert exchange.warnings([rule], exchange.INSPECTOR) == exchange.warnings(
+        [rule], exchange.IRONIC
     )
-    assert (
-        exchange.export([rule], exchange.INSPECTOR)[0]["actions"][0]["value"] == "***"
-    )
-    notes = exchange.warnings([rule], exchange.IRONIC)
-    assert notes == [f"rule 0 ({UUID}): sensitive, written with its values"]
+    # asked for: the values, and a note that they are there
+    secret = exchange.export([rule], exchange.IRONIC, with_secrets=True)[0]
+    assert secret["actions"][0]["args"]["value"] == "s3cret"
+    assert exchange.warnings([rule], exchange.IRONIC, with_secrets=True) == [
+        f"rule 0 ({UUID}): sensitive, written with its values"
+    ]
+    assert exchange.warnings([rule], exchange.INSPECTOR, with_secrets=True) == []
+    checks = validation.RuleChecks()
+    for fmt, masked in ((exchange.IRONIC, ironic), (exchange.INSPECTOR, ours)):
+        with pytest.raises(exceptions.InvalidInput) as caught:
+            exchange.to_create([masked], fmt, "f", checks)
+        assert caught.value.message == (
+            f"f: rule 0 ({UUID}) is a sensitive rule exported masked: "
+            "export it with --with-secrets to import it"
+        )
+    (back,) = exchange.to_create([secret], exchange.IRONIC, "f", checks)
+    assert back["actions"][0]["value"] == "s3cret" and back["sensitive"] is True
 
 
 @pytest.mark.parametrize("bound", [1024, "1024"])
