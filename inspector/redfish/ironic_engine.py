@@ -8,6 +8,7 @@ Ironic's answer into the data a sushy collection gives.
 
 from typing import Any
 
+from inspector import macs
 from inspector.redfish import facts
 
 ENGINE = "ironic"
@@ -55,13 +56,25 @@ def describe(node: dict[str, Any]) -> str:
     return f"{where} (through Ironic's redfish inspection of node {node.get('uuid')})"
 
 
-def _interfaces(found: Any) -> list[dict[str, Any]]:
+def _interfaces(found: Any, notes: list[str]) -> list[dict[str, Any]]:
     """Ironic's NICs with the keys a ramdisk's have (Ironic gives only
-    name, MAC and speed)."""
+    name, MAC and speed), each MAC as the sushy path writes it: Ironic keeps
+    the BMC's case in the inventory but stores its ports in lower case, and
+    the ports step compares the two."""
     nics = []
     for nic in found or []:
-        if isinstance(nic, dict) and nic.get("mac_address"):
-            nics.append({"ipv4_address": None, "has_carrier": None, **nic})
+        if not isinstance(nic, dict) or not nic.get("mac_address"):
+            continue
+        mac = macs.normalise(nic["mac_address"])
+        if mac is None:
+            notes.append(
+                f"interfaces: {nic.get('name') or '?'} has no valid MAC address "
+                f"({str(nic['mac_address'])[:40]!r})"
+            )
+            continue
+        nics.append(
+            {"ipv4_address": None, "has_carrier": None, **nic, "mac_address": mac}
+        )
     return nics
 
 
@@ -70,14 +83,14 @@ def data(answer: dict[str, Any], bmc: str) -> dict[str, Any]:
     sushy collection gives (:meth:`Collected.data`): the same inventory
     shape, provenance ``redfish`` per fact, the engine in ``redfish``."""
     inventory = dict(answer.get("inventory") or {})
-    notes = []
+    notes: list[str] = []
     cpu = inventory.get("cpu")
     if isinstance(cpu, dict):
         # Ironic writes count 0 and architecture '' when the BMC gave none
         cpu = {k: v for k, v in cpu.items() if v not in (0, "", None)}
         inventory["cpu"] = cpu
     if "interfaces" in inventory:
-        inventory["interfaces"] = _interfaces(inventory["interfaces"])
+        inventory["interfaces"] = _interfaces(inventory["interfaces"], notes)
     for name, value in list(inventory.items()):
         if value in (None, [], {}):
             notes.append(f"{name}: not reported")

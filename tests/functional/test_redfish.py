@@ -252,6 +252,23 @@ def test_ironic_engine_out_of_band(service: Service) -> None:
     assert record["mode"] == "out-of-band"
 
 
+def test_ironic_engine_upper_case_bmc_macs(service: Service) -> None:
+    """A BMC that reports AA:BB:...: Ironic's inventory keeps the case, its
+    ports are lower case; ours must see the ports it already has (a second
+    create would be Ironic's 409 and a failed run)."""
+    macs = (random_mac().upper(), random_mac().upper())
+    node = _ironic_node(service, _inventory(*macs))
+    uuid = node["uuid"]
+    _finish_out_of_band(service, uuid)
+    assert "create_port" not in _calls(service, uuid)
+    ports = service.ironic.node_ports(uuid)
+    expected = sorted(m.lower() for m in macs)
+    assert sorted(p["address"] for p in ports) == expected
+    data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
+    found = sorted(nic["mac_address"] for nic in data["inventory"]["interfaces"])
+    assert found == expected
+
+
 def test_ironic_engine_refusals(service: Service) -> None:
     node = _ironic_node(service, inspect_interface="inspector")
     resp = _start(service, node["uuid"], "out-of-band")

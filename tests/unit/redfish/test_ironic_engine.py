@@ -75,6 +75,24 @@ def test_ironic_inventory_as_our_data() -> None:
     ]
 
 
+def test_macs_as_ironic_stores_its_ports() -> None:
+    answer = {
+        "inventory": {
+            "interfaces": [
+                {"name": "1", "mac_address": "52:54:00:AB:CD:EF"},
+                {"name": "2", "mac_address": "not-a-mac"},
+            ]
+        }
+    }
+    data = ironic_engine.data(answer, "BMC x")
+    assert [n["mac_address"] for n in data["inventory"]["interfaces"]] == [
+        "52:54:00:ab:cd:ef"
+    ]
+    assert data["redfish"]["notes"] == [
+        "interfaces: 2 has no valid MAC address ('not-a-mac')"
+    ]
+
+
 def test_describe_names_the_bmc_and_the_node() -> None:
     text = ironic_engine.describe(_node())
     assert "https://10.0.0.9" in text and UUID in text
