@@ -5,7 +5,8 @@ points) extended with a node's hardware history (API 1.23).
 The stock client pins the API version of its requests to the one it
 negotiated, so these commands call the API through the client's own
 keystone session with the 1.23 header, at the endpoint the client plugin
-uses (``--inspector-url``, else the catalog's ``baremetal-introspection``).
+uses (``--inspector-url``, else the catalog's ``baremetal-introspection``):
+:mod:`inspector.osc.session`.
 Loaded only by OpenStackClient: the service never imports this package.
 """
 
@@ -14,21 +15,9 @@ from typing import Any
 
 from cliff import lister
 
+from inspector.osc import session
+
 VERSION = "1.23"
-HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
-SERVICE_TYPE = "baremetal-introspection"
-
-
-def _endpoint(manager: Any) -> str:
-    """The inspector's URL as the stock client plugin finds it."""
-    url = manager.get_configuration().get("inspector_url")
-    if not url:
-        url = manager.get_endpoint_for_service_type(
-            SERVICE_TYPE,
-            interface=getattr(manager, "interface", None),
-            region_name=getattr(manager, "region_name", None),
-        )
-    return str(url).rstrip("/")
 
 
 def get(manager: Any, path: str, params: Any = None) -> Any:
@@ -36,19 +25,7 @@ def get(manager: Any, path: str, params: Any = None) -> Any:
 
     :raises RuntimeError: the API answered an error (its message).
     """
-    response = manager.session.get(
-        f"{_endpoint(manager)}{path}",
-        headers={HEADER: VERSION},
-        params=params or {},
-        raise_exc=False,
-    )
-    if response.status_code >= 400:
-        try:
-            message = response.json()["error"]["message"]
-        except (ValueError, KeyError, TypeError):
-            message = response.text[:200]
-        raise RuntimeError(f"{response.status_code}: {message}")
-    return response.json()
+    return session.call(manager, "GET", path, VERSION, params)
 
 
 def fetch(manager: Any, node: str, what: str, limit: int | None) -> Any:
