@@ -74,29 +74,42 @@ def _ms(text: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def status_get_load(url: str) -> dict[str, Any]:
-    """wrk against one status GET at 1, 10 and 50 connections."""
+def status_get_load(url: str, pids: list[int] | None = None) -> dict[str, Any]:
+    """wrk against one status GET at 1, 10 and 50 connections.
+
+    With ``pids`` (the processes serving the API), also their CPU time per
+    request served: on a shared machine requests per second move with the
+    other load, CPU per request much less.
+    """
     wrk = shutil.which("wrk")
     if not wrk:
         return {"skipped": "wrk is not installed (Debian package wrk)"}
     results: dict[str, Any] = {}
     for connections in (1, 10, 50):
+        cpu_before = sum(procstat.lifetime_cpu_seconds(p) for p in pids or ())
         out = subprocess.run(
             [wrk, "-t1", f"-c{connections}", f"-d{WRK_SECONDS}s", "--latency", url],
             capture_output=True,
             text=True,
             timeout=WRK_SECONDS + 30,
         ).stdout
+        cpu = sum(procstat.lifetime_cpu_seconds(p) for p in pids or ()) - cpu_before
         rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
         p50 = re.search(r"^\s+50%\s+(\S+)", out, re.M)
         p99 = re.search(r"^\s+99%\s+(\S+)", out, re.M)
         errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        served = re.search(r"(\d+) requests in", out)
         results[str(connections)] = {
             "requests_per_s": float(rps.group(1)) if rps else None,
             "p50_ms": _ms(p50.group(1)) if p50 else None,
             "p99_ms": _ms(p99.group(1)) if p99 else None,
             "non_2xx": int(errors.group(1)) if errors else 0,
         }
+        if pids and served and int(served.group(1)):
+            # clock ticks (10 ms) over a 5 s run: well under 1 % of the total
+            results[str(connections)]["cpu_us_per_request"] = round(
+                cpu * 1e6 / int(served.group(1)), 1
+            )
     return results
 
 
@@ -434,7 +447,15 @@ def run(options: BenchOptions) -> dict[str, Any]:
         )
         result["ironic_calls"] = dict(calls.most_common())
         some = next(iter(uuids.values()))
-        result["status_get"] = status_get_load(f"{url}/v1/introspection/{some}")
+        # the processes that answer it (not the conductors, not the broker)
+        serving = [
+            pid
+            for name, pid in running.cpu_pids.items()
+            if name in ("inspector", "API", "upstream")
+        ]
+        result["status_get"] = status_get_load(
+            f"{url}/v1/introspection/{some}", serving
+        )
         result["peak_rss_mib"] = {
             name: round(procstat.peak_rss_mb(pid))
             for name, pid in running.rss_pids.items()
@@ -484,6 +505,16 @@ def report(results: list[dict[str, Any]]) -> str:
             f"{r['shape']}: {r['ironic_calls_per_machine']} Ironic calls per "
             f"machine: {json.dumps(r['ironic_calls'])}"
         )
+        get = r.get("status_get", {})
+        if any("cpu_us_per_request" in get.get(c, {}) for c in ("1", "10", "50")):
+            cpu = "/".join(
+                f"{get[c].get('cpu_us_per_request', '-')}" if c in get else "-"
+                for c in ("1", "10", "50")
+            )
+            lines.append(
+                f"{r['shape']}: status GET CPU us per request @1/10/50 conns "
+                f"{cpu} (the serving process)"
+            )
         if "wall_time_legs" in r:
             lines.append(wall_time.describe(r["shape"], r["wall_time_legs"]))
         if "ironic_cpu_ms_per_call" in r:
