@@ -12,8 +12,9 @@ filters' reports and asks them for a repair sync;
 (:mod:`inspector.conductor.reconcile`); ``rules export | import FILE`` saves and
 restores introspection rules as JSON, or with ``--format ironic`` in
 Ironic's language (a sensitive rule's values masked in both unless ``export
---with-secrets``: :mod:`inspector.rules.exchange`); ``rules test`` tries the rules on a node's
-stored data or a data file, writing nothing (:mod:`inspector.rules.trial`).
+--with-secrets``: :mod:`inspector.rules.exchange`); ``rules test`` tries
+the rules on a node's stored data or a data file, writing nothing
+(:mod:`inspector.rules.trial`).
 ``history NODE [--limit N] [--json]`` and ``changes NODE [--limit N]
 [--json]`` show a node's hardware history and changes, newest first (NODE:
 a UUID, or the node's name as its last run recorded it).

@@ -146,9 +146,10 @@ def run(conf: cfg.ConfigOpts) -> int:
     checks = validation.RuleChecks(
         allowed_hosts=tuple(conf.rules.api_call_allowed_hosts)
     )
-    rules = exchange.to_create(
-        _read_rules_document(path, command.format), command.format, path, checks
-    )
+    document = _read_rules_document(path, command.format)
+    rules = exchange.to_create(document, command.format, path, checks)
+    for note in exchange.import_notes(document, command.format):
+        print(f"Note: {path}: {note}", file=sys.stderr)
     built_in = builtin.current(conf)
     if command.dry_run:
         for rule in rules:

@@ -22,6 +22,58 @@ from inspector.rules import ironic_format, masking, validation
 
 INSPECTOR = "inspector"
 IRONIC = "ironic"
+COMPARED_AS_TEXT = (
+    "Ironic compares its variables as text (a number against one fails its inspection)"
+)
+TEXT_NOTES = {
+    **dict.fromkeys(("lt", "le", "gt", "ge"), COMPARED_AS_TEXT),
+    "is-true": "Ironic's holds only on the text true or yes (any case), "
+    "not on a number, on, or 1",
+    "is-false": "Ironic's holds only on the text false or no (any case), "
+    "not on a missing or null value, a number, off, or 0",
+}
+"""What an exported condition does differently in Ironic (told on export)."""
+IRONIC_DEFECTS = {
+    "extend-plugin-data": "Ironic 39 fails the inspection when the list "
+    "exists already (it stores its masked view of the data: 'Object of type "
+    "ShallowMaskList is not JSON serializable')",
+    "unset-plugin-data": "Ironic 39 never removes the key (its view of the "
+    "data is not a dict, so the key is never found)",
+}
+"""Actions Ironic 39 runs wrongly (measured against it), told on export and
+on import: here they do what they say."""
+
+
+def _defects(rules: list[dict[str, Any]], key: str) -> list[str]:
+    found = []
+    for index, rule in enumerate(rules):
+        for ai, action in enumerate(rule.get("actions") or []):
+            defect = (
+                IRONIC_DEFECTS.get(action.get(key))
+                if isinstance(action, dict)
+                else None
+            )
+            if defect:
+                found.append(
+                    f"{ironic_format.rule_name(index, rule)}: actions[{ai}] "
+                    f"({action[key]}): {defect}"
+                )
+    return found
+
+
+def import_notes(items: Any, fmt: str) -> list[str]:
+    """What Ironic runs differently from us in the rules of a document
+    being imported (its actions with a known defect)."""
+    if fmt != IRONIC:
+        return []
+    try:
+        rules = ironic_format.rules_of(items, "")
+    except exceptions.InvalidInput:
+        return []
+    return [
+        f"{note}; here it does what it says"
+        for note in _defects([r for r in rules if isinstance(r, dict)], "op")
+    ]
 
 
 def export(
@@ -59,18 +111,18 @@ def warnings(
         return found
     for index, rule in enumerate(rules):
         for ci, cond in enumerate(rule.get("conditions") or []):
-            if cond["op"] in ("lt", "le", "gt", "ge"):
+            note = TEXT_NOTES.get(cond["op"])
+            if note:
                 found.append(
                     f"{ironic_format.rule_name(index, rule)}: conditions[{ci}] "
-                    f"({cond['op']}): Ironic compares its variables as text "
-                    "(a number against one fails its inspection)"
+                    f"({cond['op']}): {note}"
                 )
         if rule.get("sensitive") and with_secrets:
             found.append(
                 f"{ironic_format.rule_name(index, rule)}: sensitive, written "
                 "with its values"
             )
-    return found
+    return found + _defects(rules, "action")
 
 
 def to_create(

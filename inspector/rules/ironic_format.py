@@ -61,11 +61,29 @@ ACTION_ARGS: dict[str, tuple[str, ...]] = {
 }
 """Ironic's actions we translate (``api-call`` is not one: below)."""
 
+PLUGIN_DATA = "plugin_data"
+PLUGIN_DATA_ORDER: dict[str, tuple[str, ...]] = {
+    "set-plugin-data": ("path", "value", PLUGIN_DATA),
+    "extend-plugin-data": ("path", "value", PLUGIN_DATA, "unique"),
+    "unset-plugin-data": ("path", PLUGIN_DATA),
+}
+"""Ironic's plugin-data actions as it reads and stores their ``args``: with
+a ``plugin_data`` argument (``{}``, the data filled in when they run), which
+its API answers; ours takes the rest."""
+
 API_CALL = (
     "api-call: Ironic's is a GET with retries and no body, ours a POST of a "
     "body to an allowed host; neither expresses the other"
 )
 LOOP_VARIABLE = "Ironic loops over a list written in the rule, not a variable"
+TEXT_NONE = (
+    "Ironic formats its variables as text, so is-none of one never holds "
+    "there; ours holds on a missing or null value"
+)
+AS_TEXT = {"is-true": "(?i)(true|yes)", "is-false": "(?i)(no|false)"}
+"""Ironic's is-true and is-false judge the text of their variable (``True``
+comes out as ``"True"``, 1 as ``"1"``): imported as the regular expression
+that holds on exactly the same text."""
 NEGATED = {"ne": "eq", "le": "gt", "ge": "lt"}
 """Our operators Ironic has only negated: ``ne`` is ``!eq`` and so on."""
 FLIPPED = {"lt": "gt", "gt": "lt", "eq": "eq"}
@@ -190,7 +208,9 @@ def _condition_to_ironic(cond: dict[str, Any], where: str) -> dict[str, Any]:
                 "Ironic does not format one-of's values outside a loop",
             )
         args = {"value": subject, "values": [_as_text(v) for v in params["values"]]}
-    else:  # is-empty, is-none, is-true, is-false
+    elif op == "is-none":
+        raise _refuse(f"{where}.op", f"is-none: {TEXT_NONE}")
+    else:  # is-empty, is-true, is-false
         args = {"value": subject}
     out: dict[str, Any] = {
         "op": ("!" if invert else "") + op,
@@ -396,8 +416,12 @@ def _condition_from_ironic(raw: Any, where: str) -> dict[str, Any]:
         subject = {"in-net": "address"}.get(op, "value")
         if subject not in args:
             raise _refuse(f"{where}.args", f"{op} needs {subject!r}")
+        if op == "is-none":
+            raise _refuse(f"{where}.op", f"is-none: {TEXT_NONE}")
         out["field"] = _field_of(args[subject], f"{where}.args.{subject}", looping)
-        if op == "in-net":
+        if op in AS_TEXT:
+            op, out["value"] = "matches", AS_TEXT[op]
+        elif op == "in-net":
             out["value"] = args.get("subnet")
         elif op in ("matches", "contains"):
             out["value"] = args.get("regex")
@@ -444,7 +468,12 @@ def _action_from_ironic(raw: Any, where: str) -> dict[str, Any]:
             f"{where}.op",
             f"{name!r} is not one of Ironic's actions ({', '.join(ACTION_ARGS)})",
         )
-    args = _args(raw, ACTION_ARGS[name], where, name)
+    names = PLUGIN_DATA_ORDER.get(name, ACTION_ARGS[name])
+    args = _args(raw, names, where, name)
+    if args.get(PLUGIN_DATA) in ({}, None):
+        args.pop(PLUGIN_DATA, None)  # Ironic's place for the data it runs on
+    elif PLUGIN_DATA in args:
+        raise _refuse(f"{where}.args.{PLUGIN_DATA}", "Ironic fills it: must be {}")
     if name == "fail":
         args = {"message": args.pop("msg", None), **args}
     if "path" in args and name not in (

@@ -190,6 +190,13 @@ def test_ironic_paths_become_pointers() -> None:
         ),
         ({"owner": "x", "actions": []}, "owner: not a field"),
         (
+            {
+                "conditions": [{"op": "is-none", "args": ["{inventory[x]}"]}],
+                "actions": [],
+            },
+            "conditions[0].op: is-none: Ironic formats its variables as text",
+        ),
+        (
             {"conditions": [{"op": "like", "args": []}], "actions": []},
             "conditions[0].op: 'like'",
         ),
@@ -272,6 +279,13 @@ def test_import_refuses_by_name(rule: dict[str, Any], named: str) -> None:
                 "actions": [{"action": "add-trait", "name": "CUSTOM_A"}],
             },
             "conditions[0].multiple: first",
+        ),
+        (
+            {
+                "conditions": [{"op": "is-none", "field": "inventory.x"}],
+                "actions": [{"action": "add-trait", "name": "CUSTOM_A"}],
+            },
+            "conditions[0].op: is-none: Ironic formats its variables as text",
         ),
     ],
 )
@@ -370,3 +384,94 @@ def test_gt_on_a_variable_compares_numbers_here(bound: Any) -> None:
     assert trial.run([rule], small, {"properties": {}}, [])["applied"] == []
     notes = exchange.warnings([rule], exchange.IRONIC)
     assert notes and "compares its variables as text" in notes[0]
+
+
+# Ironic's is-true and is-false on the text its variable formats to
+# (str(True) is "True", str(1) is "1", a missing key the template itself)
+IRONIC_TRUTH: dict[str, list[tuple[Any, bool]]] = {
+    "is-true": [
+        (True, True),
+        ("yes", True),
+        ("TRUE", True),
+        (1, False),
+        ("on", False),
+        (False, False),
+    ],
+    "is-false": [
+        (False, True),
+        ("No", True),
+        ("false", True),
+        (0, False),
+        ("off", False),
+        (None, False),
+    ],
+}
+
+
+@pytest.mark.parametrize("op", sorted(IRONIC_TRUTH))
+def test_is_true_and_is_false_judge_as_ironic_does(op: str) -> None:
+    from inspector.rules import trial
+
+    rule = {
+        "uuid": UUID,
+        "conditions": [{"op": op, "args": {"value": "{inventory[flag]}"}}],
+        "actions": [{"op": "add-trait", "args": {"name": "CUSTOM_HELD"}}],
+    }
+    (ours,) = exchange.to_create([rule], exchange.IRONIC, "f", validation.RuleChecks())
+    assert ours["conditions"][0]["op"] == "matches"
+    for value, held in IRONIC_TRUTH[op]:
+        data = {"inventory": {"flag": value}}
+        answer = trial.run([ours], data, {"uuid": "n", "properties": {}}, [])
+        assert (answer["applied"] == [UUID]) is held, (op, value)
+    # a missing key: Ironic judges the template's text, which is neither
+    answer = trial.run([ours], {"inventory": {}}, {"uuid": "n", "properties": {}}, [])
+    assert answer["applied"] == []
+
+
+def test_ironic_defects_are_told_on_export_and_import() -> None:
+    rule = _ours(
+        actions=[
+            {"action": "extend-plugin-data", "path": "tags", "value": "a"},
+            {"action": "unset-plugin-data", "path": "old"},
+        ]
+    )
+    notes = exchange.warnings([rule], exchange.IRONIC)
+    assert [n.split(": ")[1] for n in notes] == [
+        "actions[0] (extend-plugin-data)",
+        "actions[1] (unset-plugin-data)",
+    ]
+    assert "ShallowMaskList is not JSON serializable" in notes[0]
+    document = exchange.export([rule], exchange.IRONIC)
+    imported = exchange.import_notes(document, exchange.IRONIC)
+    assert [n.removesuffix("; here it does what it says") for n in imported] == notes
+    assert exchange.import_notes(document, exchange.INSPECTOR) == []
+
+
+def test_ironic_plugin_data_placeholder_is_read() -> None:
+    """Ironic's API answers its plugin-data actions with the ``plugin_data``
+    argument it fills when they run (``{}``), positionally too."""
+    rule = {
+        "uuid": UUID,
+        "actions": [
+            {
+                "op": "set-plugin-data",
+                "args": {"path": "a", "value": 1, "plugin_data": {}},
+            },
+            {"op": "extend-plugin-data", "args": ["b", 2, {}, True]},
+            {"op": "unset-plugin-data", "args": ["c", {}]},
+        ],
+    }
+    (ours,) = exchange.to_create([rule], exchange.IRONIC, "f", validation.RuleChecks())
+    assert ours["actions"] == [
+        {"action": "set-plugin-data", "path": "a", "value": 1},
+        {"action": "extend-plugin-data", "path": "b", "value": 2, "unique": True},
+        {"action": "unset-plugin-data", "path": "c"},
+    ]
+    rule["actions"] = [
+        {
+            "op": "set-plugin-data",
+            "args": {"path": "a", "value": 1, "plugin_data": {"x": 1}},
+        }
+    ]
+    with pytest.raises(exceptions.InvalidInput, match="args.plugin_data: Ironic fills"):
+        exchange.to_create([rule], exchange.IRONIC, "f", validation.RuleChecks())
