@@ -4,7 +4,7 @@ a file, not in the database.
 The file has the shape of Ironic's ``[inspection_rules]built_in_rules``: a
 list of rules, each ``{uuid, description, priority, sensitive, phase,
 conditions, actions}`` in Ironic's language (conditions and actions as
-``{op, args, loop}``, translated by :mod:`inspector.rules.ironic_format`),
+``{op, args, loop}``, translated by :mod:`inspector.rules.ironic_import`),
 or in ours (actions as ``{action, ...}``), rule by rule. A rule without a
 UUID gets Ironic's synthetic one, ``00000000-0000-0000-0000-<n>`` for the
 n-th such rule (counted from 0), so the same file names the same rules on
@@ -81,7 +81,7 @@ def parse(
     if items is None:
         return []
     # the plugins load only where a file is set
-    from inspector.rules import ironic_format, validation
+    from inspector.rules import ironic_format, ironic_import, validation
 
     if not isinstance(items, list):
         raise exceptions.ConfigError(
@@ -98,7 +98,7 @@ def parse(
                 raise exceptions.InvalidInput("must be a mapping (a rule)")
             body = dict(item)
             if _is_ironic(body):
-                body = ironic_format.from_ironic(body, "")
+                body = ironic_import.from_ironic(body, "")
             elif body.get("phase", PHASE) in (None, PHASE):
                 body.pop("phase", None)  # Ironic's one phase: ours
             if not body.get("uuid"):

@@ -18,7 +18,13 @@ reading the database through the manage command, never through the API.
 from typing import Any
 
 from inspector import exceptions
-from inspector.rules import ironic_format, masking, validation
+from inspector.rules import (
+    ironic_export,
+    ironic_format,
+    ironic_import,
+    masking,
+    validation,
+)
 
 INSPECTOR = "inspector"
 IRONIC = "ironic"
@@ -48,15 +54,12 @@ def _defects(rules: list[dict[str, Any]], key: str) -> list[str]:
     found = []
     for index, rule in enumerate(rules):
         for ai, action in enumerate(rule.get("actions") or []):
-            defect = (
-                IRONIC_DEFECTS.get(action.get(key))
-                if isinstance(action, dict)
-                else None
-            )
+            op = action.get(key) if isinstance(action, dict) else None
+            defect = IRONIC_DEFECTS.get(op) if isinstance(op, str) else None
             if defect:
                 found.append(
                     f"{ironic_format.rule_name(index, rule)}: actions[{ai}] "
-                    f"({action[key]}): {defect}"
+                    f"({op}): {defect}"
                 )
     return found
 
@@ -67,7 +70,7 @@ def import_notes(items: Any, fmt: str) -> list[str]:
     if fmt != IRONIC:
         return []
     try:
-        rules = ironic_format.rules_of(items, "")
+        rules = ironic_import.rules_of(items, "")
     except exceptions.InvalidInput:
         return []
     return [
@@ -85,7 +88,7 @@ def export(
     """
     if fmt == IRONIC:
         document = [
-            ironic_format.to_ironic(rule, ironic_format.rule_name(index, rule))
+            ironic_export.to_ironic(rule, ironic_format.rule_name(index, rule))
             for index, rule in enumerate(rules)
         ]
     else:
@@ -134,7 +137,7 @@ def to_create(
     :raises InvalidInput: naming the rule and the construct or field.
     """
     if fmt == IRONIC:
-        items = ironic_format.rules_of(items, source)
+        items = ironic_import.rules_of(items, source)
     elif not isinstance(items, list):
         raise exceptions.InvalidInput(f"{source} must hold a JSON list of rules")
     rules = []
@@ -153,7 +156,7 @@ def to_create(
             continue
         try:
             rules.append(
-                validation.validate(ironic_format.from_ironic(item, ""), checks)
+                validation.validate(ironic_import.from_ironic(item, ""), checks)
             )
         except exceptions.InvalidInput as exc:
             problem = exc.message.removeprefix("Invalid rule: ").removeprefix(": ")

@@ -6,7 +6,13 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.rules import exchange, ironic_format, validation
+from inspector.rules import (
+    exchange,
+    ironic_export,
+    ironic_format,
+    ironic_import,
+    validation,
+)
 
 UUID = "3f0e4a57-8d1c-4a5e-9f57-4b1c2d3e4f50"
 PORT = "7d6a5b4c-3e2f-4a1b-8c9d-0e1f2a3b4c5d"
@@ -65,7 +71,7 @@ def test_every_construct_out_and_back() -> None:
             {"action": "log", "msg": "hi {node.uuid}", "level": "warning"},
         ],
     )
-    out = ironic_format.to_ironic(rule)
+    out = ironic_export.to_ironic(rule)
     assert out["uuid"] == UUID and out["priority"] == 42 and out["phase"] == "main"
     assert out["conditions"] == [
         {
@@ -96,7 +102,7 @@ def test_every_construct_out_and_back() -> None:
     }
     assert out["actions"][3] == {"op": "fail", "args": {"msg": "no"}}
     assert out["actions"][5]["loop"] == ["a", "b"]
-    back = validation.validate(ironic_format.from_ironic(out, "r"))
+    back = validation.validate(ironic_import.from_ironic(out, "r"))
     # the scope comes back as the condition it is in Ironic's language
     assert back["scope"] is None
     assert back["conditions"][0]["field"] == "node://properties.inspection_scope"
@@ -127,7 +133,7 @@ def test_condition_args_as_list_or_values(args: Any) -> None:
         "conditions": [{"op": "eq", "args": args}],
         "actions": [{"op": "add-trait", "args": ["CUSTOM_A"]}],
     }
-    ours = validation.validate(ironic_format.from_ironic(rule, "r"))
+    ours = validation.validate(ironic_import.from_ironic(rule, "r"))
     assert ours["conditions"][0]["field"] == "inventory.cpu.count"
     assert ours["conditions"][0]["value"] == "4"
 
@@ -137,7 +143,7 @@ def test_swapped_sides_flip_the_comparison() -> None:
         "conditions": [{"op": "lt", "args": [4, "{inventory[cpu][count]}"]}],
         "actions": [{"op": "add-trait", "args": ["CUSTOM_A"]}],
     }
-    cond = ironic_format.from_ironic(rule, "r")["conditions"][0]
+    cond = ironic_import.from_ironic(rule, "r")["conditions"][0]
     assert (cond["op"], cond["value"]) == ("gt", 4)
 
 
@@ -150,7 +156,7 @@ def test_ironic_paths_become_pointers() -> None:
             {"op": "set-plugin-data", "args": ["x.y", 1]},
         ]
     }
-    paths = [a["path"] for a in ironic_format.from_ironic(rule, "r")["actions"]]
+    paths = [a["path"] for a in ironic_import.from_ironic(rule, "r")["actions"]]
     assert paths == ["/properties/cpus", "/extra/a", "/extra/b", "x.y"]
 
 
@@ -204,7 +210,7 @@ def test_ironic_paths_become_pointers() -> None:
 )
 def test_import_refuses_by_name(rule: dict[str, Any], named: str) -> None:
     with pytest.raises(ironic_format.Untranslatable) as caught:
-        ironic_format.from_ironic(rule, "rule 3 (x)")
+        ironic_import.from_ironic(rule, "rule 3 (x)")
     assert caught.value.message.startswith("rule 3 (x)")
     assert named in caught.value.message
 
@@ -375,7 +381,7 @@ def test_gt_on_a_variable_compares_numbers_here(bound: Any) -> None:
         ],
         "actions": [{"op": "add-trait", "args": ["CUSTOM_BIG"]}],
     }
-    rule = validation.validate(ironic_format.from_ironic(ironic, "r"))
+    rule = validation.validate(ironic_import.from_ironic(ironic, "r"))
     data = {"inventory": {"memory": {"physical_mb": 16384}}}
     answer = trial.run([rule], data, {"properties": {}, "extra": {}}, [])
     assert answer["error"] is None
