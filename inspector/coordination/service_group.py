@@ -211,7 +211,3 @@ class ServiceGroup:
                 if (self._store.get(h) or {}).get("enabled", True)
                 and not members[h].get(DRAINING)
             ]
-
-    def is_enabled(self, host: str) -> bool:
-        with translated("read conductor states"):
-            return bool((self._store.get(host) or {}).get("enabled", True))

@@ -100,14 +100,6 @@ def give_up(db: Database, name: str, holder: str) -> None:
         )
 
 
-def holder_of(db: Database, name: str) -> str | None:
-    """Who holds ``name`` now (None when nobody's lease is running)."""
-    row = _row(db, name)
-    if row is None or row.holder is None or row.expires_at < utcnow():
-        return None
-    return row.holder
-
-
 def held(db: Database, name: str) -> tuple[str, datetime.datetime] | None:
     """Who holds ``name`` and when the lease ends, while it runs."""
     row = _row(db, name)

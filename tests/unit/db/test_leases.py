@@ -29,4 +29,4 @@ def test_another_holders_running_lease_is_not_taken() -> None:
     migration.ensure_schema(db)
     assert leases.hold(db, leases.LEADER, "c1/a", 30) == 1
     assert leases.hold(db, leases.LEADER, "c2/b", 30) is None
-    assert leases.holder_of(db, leases.LEADER) == "c1/a"
+    assert (leases.held(db, leases.LEADER) or ("",))[0] == "c1/a"
