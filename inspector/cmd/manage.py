@@ -32,7 +32,8 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import bootstrap
-from inspector.cmd import manage_rules
+from inspector.cmd import manage_fleet, manage_rules
+from inspector.cmd.tables import table
 
 PROG = "ironic-inspector-manage"
 COLUMNS = (
@@ -104,40 +105,7 @@ def _add_commands(subparsers: Any) -> None:
         "lost, from a directory data store",
     )
     sync.add_argument("--json", action="store_true")
-    for name, text in (
-        ("history", "a node's runs, newest first, with how many components changed"),
-        ("changes", "a node's hardware changes, newest run first"),
-    ):
-        command = subparsers.add_parser(name, help=text)
-        command.add_argument("node", help="node UUID or name")
-        command.add_argument("--limit", type=int, default=50, help="at most N rows")
-        command.add_argument("--json", action="store_true")
-    _add_inventory(subparsers)
-
-
-def _add_inventory(subparsers: Any) -> None:
-    inventory = subparsers.add_parser(
-        "inventory", help="the fleet view: every node's latest hardware record"
-    )
-    actions = inventory.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="the nodes' facts, by UUID")
-    listing.add_argument("--fields", help="comma-separated facts (default: all)")
-    listing.add_argument("--limit", type=int, default=1000)
-    listing.add_argument("--marker", help="the UUID of the last node seen")
-    summary = actions.add_parser("summary", help="how many nodes per value")
-    summary.add_argument("--group-by", dest="group_by", default="product")
-    for parser in (listing, summary):
-        parser.add_argument(
-            "--filter",
-            action="append",
-            default=[],
-            metavar="FACT=VALUE",
-            help="only nodes with this value of a fact (repeatable)",
-        )
-    actions.add_parser("outliers", help="nodes unlike most of their peers")
-    actions.add_parser("cabling", help="switch links and cabling problems")
-    for parser in actions.choices.values():
-        parser.add_argument("--json", action="store_true")
+    manage_fleet.add_parser(subparsers)
 
 
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
@@ -154,25 +122,6 @@ PXE_COLUMNS = (
     "last_sync",
     "problems",
 )
-
-
-def _table(rows: list[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -> str:
-    def text(value: Any) -> str:
-        if value is None:
-            return ""
-        return "; ".join(value) if isinstance(value, list) else str(value)
-
-    cells = [[text(r.get(c)) for c in columns] for r in rows]
-    widths = [
-        max(len(c), *(len(row[i]) for row in cells)) if cells else len(c)
-        for i, c in enumerate(columns)
-    ]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += [
-        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells
-    ]
-    return "\n".join(out)
 
 
 def _service_group(conf: cfg.ConfigOpts) -> Any:
@@ -226,7 +175,7 @@ def _pxe_filters(conf: cfg.ConfigOpts) -> int:
         print(
             json.dumps(rows, indent=2)
             if conf.command.json
-            else _table(rows, PXE_COLUMNS)
+            else table(rows, PXE_COLUMNS)
         )
         return 0 if all(r["healthy"] for r in rows) else 1
     host = conf.command.filter
@@ -241,61 +190,6 @@ def _pxe_filters(conf: cfg.ConfigOpts) -> int:
             f"PXE filter {host} was not found" if host else "No PXE filter reported yet"
         )
     print(f"Repair sync requested of {', '.join(asked)} (within seconds)")
-    return 0
-
-
-HISTORY_COLUMNS: tuple[str, ...] = (
-    "uuid",
-    "started_at",
-    "finished_at",
-    "state",
-    "changes",
-    "error",
-)
-CHANGE_COLUMNS = ("run", "finished_at", "component", "kind", "field", "before", "after")
-
-
-def _history(conf: cfg.ConfigOpts) -> int:
-    """``history`` and ``changes``: read from the database, as the API."""
-    from inspector import exceptions
-    from inspector.db import engine, hardware_runs, introspections, migration
-
-    db = engine.from_conf(conf)
-    migration.ensure_schema(db)
-    limit = conf.command.limit
-    if limit < 1:
-        raise exceptions.InvalidInput(f"--limit must be at least 1, not {limit}")
-    uuid = hardware_runs.node_by_name(db, conf.command.node) or conf.command.node
-    rows: list[dict[str, Any]]
-    if conf.command.name == "history":
-        entries = hardware_runs.history(db, uuid, limit=limit)
-        rows = [
-            {
-                "uuid": e.uuid,
-                "started_at": e.started_at.isoformat(),
-                "finished_at": e.finished_at.isoformat(),
-                "state": e.state,
-                "error": e.error,
-                "changes": e.changes,
-            }
-            for e in entries
-        ]
-        columns = HISTORY_COLUMNS
-    else:
-        rows, _next = hardware_runs.changes(db, uuid, limit=limit)
-        columns = CHANGE_COLUMNS
-    if not rows and not hardware_runs.exists(db, uuid):
-        introspections.get(db, uuid)  # never introspected: not found
-    if conf.command.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-
-    def cell(value: Any) -> Any:
-        if isinstance(value, dict | list):
-            return json.dumps(value, sort_keys=True)
-        return value
-
-    print(_table([{k: cell(v) for k, v in r.items()} for r in rows], columns))
     return 0
 
 
@@ -327,106 +221,25 @@ def _lost_steps(conf: cfg.ConfigOpts, group: Any) -> int:
         for o in found
     ]
     print(
-        json.dumps(rows, indent=2) if conf.command.json else _table(rows, LOST_COLUMNS)
+        json.dumps(rows, indent=2) if conf.command.json else table(rows, LOST_COLUMNS)
     )
     return 1 if rows else 0
 
 
-INVENTORY_COLUMNS = {
-    "outliers": ("uuid", "fact", "value", "expected", "peers"),
-    "summary": ("value", "count"),
-    "cabling": ("kind", "detail", "nodes"),
-}
-
-
-def _inventory(conf: cfg.ConfigOpts) -> int:
-    from inspector import exceptions
-    from inspector.db import engine, fleet, migration
-    from inspector.fleet import cabling, expected, facts, outliers
-
-    db = engine.from_conf(conf)
-    migration.ensure_schema(db)
-    command, opts = conf.command, conf.inventory
-    filters = {}
-    for item in getattr(command, "filter", None) or []:
-        fact, sep, value = item.partition("=")
-        if not sep:
-            raise exceptions.InvalidInput(f"--filter {item!r}: expected FACT=VALUE")
-        filters[fact.strip()] = value
-    rows: Any
-    if command.action == "list":
-        fields = None
-        if command.fields:
-            fields = [f.strip() for f in command.fields.split(",") if f.strip()]
-        rows = facts.page(
-            fleet.snapshot(db).facts,
-            fields=fields,
-            filters=filters,
-            limit=command.limit,
-            marker=command.marker,
-        )
-        columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))
-    elif command.action == "summary":
-        rows = facts.summary(fleet.snapshot(db).facts, command.group_by, filters)
-        columns = INVENTORY_COLUMNS["summary"]
-    elif command.action == "outliers":
-        rows = outliers.find(
-            fleet.snapshot(db).facts,
-            peer_facts=list(opts.peer_facts),
-            min_peers=opts.min_peers,
-            share=opts.peer_share,
-        )
-        columns = INVENTORY_COLUMNS["outliers"]
-    else:
-        rules: list[expected.CablingRule] = []
-        if opts.expected_cabling:
-            try:
-                rules = expected.load(opts.expected_cabling)
-            except expected.Malformed as exc:
-                raise exceptions.ConfigError(
-                    f"Invalid configuration: [inventory]expected_cabling: {exc}"
-                ) from None
-        view = cabling.view(fleet.snapshot(db).links, rules)
-        if command.json:
-            print(json.dumps(view, indent=2))
-        else:
-            print(
-                _table(
-                    view["links"],
-                    (
-                        "switch_name",
-                        "switch_id",
-                        "port_id",
-                        "node",
-                        "node_name",
-                        "nic",
-                        "mac",
-                    ),
-                )
-            )
-            print()
-            print(_table(view["problems"], INVENTORY_COLUMNS["cabling"]))
-        return 1 if view["problems"] else 0
-    print(json.dumps(rows, indent=2) if command.json else _table(rows, columns))
-    return 1 if command.action == "outliers" and rows else 0
-
-
 def run(conf: cfg.ConfigOpts) -> int:
-    if conf.command.name == "inventory":
-        return _inventory(conf)
+    if conf.command.name in manage_fleet.COMMANDS:
+        return manage_fleet.run(conf)
     if conf.command.name == "sync":
         return _sync(conf)
     if conf.command.name == "pxe-filter":
         return _pxe_filters(conf)
     if conf.command.name == "rules":
         return manage_rules.run(conf)
-    if conf.command.name in ("history", "changes"):
-        return _history(conf)
     group = _service_group(conf)
     action = conf.command.action
     if action == "list":
         rows = group.conductors()
-        print(json.dumps(rows, indent=2) if conf.command.json else _table(rows))
+        print(json.dumps(rows, indent=2) if conf.command.json else table(rows, COLUMNS))
     elif action == "show":
         view = group.get(conf.command.conductor)
         if conf.command.json:

@@ -1,0 +1,189 @@
+"""ironic-inspector-manage's hardware history and fleet view commands:
+``history NODE`` and ``changes NODE`` (a node's runs and hardware changes,
+newest first), and ``inventory list | summary | outliers | cabling`` (the
+fleet view, as ``GET /v1/inventory`` and its siblings answer). Each reads
+the database directly."""
+
+import json
+from typing import Any
+
+from oslo_config import cfg
+
+from inspector.cmd.tables import table
+
+COMMANDS = ("history", "changes", "inventory")
+
+
+def add_parser(subparsers: Any) -> None:
+    """``history``, ``changes`` and ``inventory``."""
+    for name, text in (
+        ("history", "a node's runs, newest first, with how many components changed"),
+        ("changes", "a node's hardware changes, newest run first"),
+    ):
+        command = subparsers.add_parser(name, help=text)
+        command.add_argument("node", help="node UUID or name")
+        command.add_argument("--limit", type=int, default=50, help="at most N rows")
+        command.add_argument("--json", action="store_true")
+
+    inventory = subparsers.add_parser(
+        "inventory", help="the fleet view: every node's latest hardware record"
+    )
+    actions = inventory.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="the nodes' facts, by UUID")
+    listing.add_argument("--fields", help="comma-separated facts (default: all)")
+    listing.add_argument("--limit", type=int, default=1000)
+    listing.add_argument("--marker", help="the UUID of the last node seen")
+    summary = actions.add_parser("summary", help="how many nodes per value")
+    summary.add_argument("--group-by", dest="group_by", default="product")
+    for parser in (listing, summary):
+        parser.add_argument(
+            "--filter",
+            action="append",
+            default=[],
+            metavar="FACT=VALUE",
+            help="only nodes with this value of a fact (repeatable)",
+        )
+    actions.add_parser("outliers", help="nodes unlike most of their peers")
+    actions.add_parser("cabling", help="switch links and cabling problems")
+    for parser in actions.choices.values():
+        parser.add_argument("--json", action="store_true")
+
+
+HISTORY_COLUMNS: tuple[str, ...] = (
+    "uuid",
+    "started_at",
+    "finished_at",
+    "state",
+    "changes",
+    "error",
+)
+CHANGE_COLUMNS = ("run", "finished_at", "component", "kind", "field", "before", "after")
+
+
+def _history(conf: cfg.ConfigOpts) -> int:
+    """``history`` and ``changes``: read from the database, as the API."""
+    from inspector import exceptions
+    from inspector.db import engine, hardware_runs, introspections, migration
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    limit = conf.command.limit
+    if limit < 1:
+        raise exceptions.InvalidInput(f"--limit must be at least 1, not {limit}")
+    uuid = hardware_runs.node_by_name(db, conf.command.node) or conf.command.node
+    rows: list[dict[str, Any]]
+    if conf.command.name == "history":
+        entries = hardware_runs.history(db, uuid, limit=limit)
+        rows = [
+            {
+                "uuid": e.uuid,
+                "started_at": e.started_at.isoformat(),
+                "finished_at": e.finished_at.isoformat(),
+                "state": e.state,
+                "error": e.error,
+                "changes": e.changes,
+            }
+            for e in entries
+        ]
+        columns = HISTORY_COLUMNS
+    else:
+        rows, _next = hardware_runs.changes(db, uuid, limit=limit)
+        columns = CHANGE_COLUMNS
+    if not rows and not hardware_runs.exists(db, uuid):
+        introspections.get(db, uuid)  # never introspected: not found
+    if conf.command.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+
+    def cell(value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return json.dumps(value, sort_keys=True)
+        return value
+
+    print(table([{k: cell(v) for k, v in r.items()} for r in rows], columns))
+    return 0
+
+
+INVENTORY_COLUMNS = {
+    "outliers": ("uuid", "fact", "value", "expected", "peers"),
+    "summary": ("value", "count"),
+    "cabling": ("kind", "detail", "nodes"),
+}
+
+
+def _inventory(conf: cfg.ConfigOpts) -> int:
+    from inspector import exceptions
+    from inspector.db import engine, fleet, migration
+    from inspector.fleet import cabling, expected, facts, outliers
+
+    db = engine.from_conf(conf)
+    migration.ensure_schema(db)
+    command, opts = conf.command, conf.inventory
+    filters = {}
+    for item in getattr(command, "filter", None) or []:
+        fact, sep, value = item.partition("=")
+        if not sep:
+            raise exceptions.InvalidInput(f"--filter {item!r}: expected FACT=VALUE")
+        filters[fact.strip()] = value
+    rows: Any
+    if command.action == "list":
+        fields = None
+        if command.fields:
+            fields = [f.strip() for f in command.fields.split(",") if f.strip()]
+        rows = facts.page(
+            fleet.snapshot(db).facts,
+            fields=fields,
+            filters=filters,
+            limit=command.limit,
+            marker=command.marker,
+        )
+        columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))
+    elif command.action == "summary":
+        rows = facts.summary(fleet.snapshot(db).facts, command.group_by, filters)
+        columns = INVENTORY_COLUMNS["summary"]
+    elif command.action == "outliers":
+        rows = outliers.find(
+            fleet.snapshot(db).facts,
+            peer_facts=list(opts.peer_facts),
+            min_peers=opts.min_peers,
+            share=opts.peer_share,
+        )
+        columns = INVENTORY_COLUMNS["outliers"]
+    else:
+        rules: list[expected.CablingRule] = []
+        if opts.expected_cabling:
+            try:
+                rules = expected.load(opts.expected_cabling)
+            except expected.Malformed as exc:
+                raise exceptions.ConfigError(
+                    f"Invalid configuration: [inventory]expected_cabling: {exc}"
+                ) from None
+        view = cabling.view(fleet.snapshot(db).links, rules)
+        if command.json:
+            print(json.dumps(view, indent=2))
+        else:
+            print(
+                table(
+                    view["links"],
+                    (
+                        "switch_name",
+                        "switch_id",
+                        "port_id",
+                        "node",
+                        "node_name",
+                        "nic",
+                        "mac",
+                    ),
+                )
+            )
+            print()
+            print(table(view["problems"], INVENTORY_COLUMNS["cabling"]))
+        return 1 if view["problems"] else 0
+    print(json.dumps(rows, indent=2) if command.json else table(rows, columns))
+    return 1 if command.action == "outliers" and rows else 0
+
+
+def run(conf: cfg.ConfigOpts) -> int:
+    if conf.command.name == "inventory":
+        return _inventory(conf)
+    return _history(conf)
