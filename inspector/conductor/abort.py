@@ -2,10 +2,9 @@
 
 import logging
 
-from inspector import states
 from inspector.conductor import power
 from inspector.conductor.fencing import fence
-from inspector.db import hardware_runs, introspections
+from inspector.db import hardware_runs, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
@@ -18,12 +17,5 @@ def run(rt: Runtime, record: IntrospectionRecord) -> None:
     if record.manage_boot:
         fence(rt, record)
         power.power_off(rt, record.uuid, "on abort")
-    introspections.transition(
-        rt.db,
-        record.uuid,
-        states.ABORT_END,
-        expected_version=record.version,
-        error=states.ABORTED_MESSAGE,
-        hardware=hardware_runs.new_run(record.uuid),
-    )
+    transitions.aborted(rt.db, record, hardware_runs.new_run(record.uuid))
     LOG.info("Introspection of node %s aborted", record.uuid)

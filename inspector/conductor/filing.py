@@ -13,9 +13,15 @@ import dataclasses
 import logging
 from typing import Any
 
-from inspector import exceptions, states
+from inspector import exceptions
 from inspector.conductor import owed
-from inspector.db import data_store, hardware_runs, introspections, stored_data
+from inspector.db import (
+    data_store,
+    hardware_runs,
+    introspections,
+    stored_data,
+    transitions,
+)
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
@@ -49,7 +55,7 @@ def finish(
         # whatever the store: they are what the reconcile makes later
         if done.processed is not None:
             stored_data.store(rt.db, uuid, done.processed, processed=True)
-        writes = (owed.dumps(done.pending.writes), done.pending.reason)
+        writes = (done.pending.writes, done.pending.reason)
         LOG.warning(
             "Introspection of node %s finished, but Ironic did not take "
             "its results (%s): pending %s; the reconcile will make them",
@@ -61,15 +67,7 @@ def finish(
         # filed before the state says finished: a client that sees
         # ``finished`` can read the data at once
         store.keep(uuid, done.processed)
-    finished = introspections.transition(
-        rt.db,
-        uuid,
-        states.FINISH,
-        expected_version=record.version,
-        owed=writes,
-        current=record,
-        hardware=done.hardware,
-    )
+    finished = transitions.finished(rt.db, record, done.hardware, writes)
     if done.pending is None:
         store.settle(finished)
     LOG.info("Introspection of node %s finished", uuid)
@@ -109,15 +107,11 @@ def fail(rt: Runtime, uuid: str, version: int, message: str) -> None:
     except OSError as exc:  # the error is recorded all the same
         LOG.error("Could not file the data of node %s: %s", uuid, exc)
     try:
-        failed = introspections.transition(
-            rt.db,
-            uuid,
-            states.FAIL,
-            expected_version=version,
-            error=message,
-            # in the history too, without a record
-            hardware=hardware_runs.new_run(uuid),
-        )
+        record = introspections.get(rt.db, uuid)
+        if record.version != version:
+            raise exceptions.StaleState(node=uuid, version=version)
+        # in the history too, without a record
+        failed = transitions.failed(rt.db, record, message, hardware_runs.new_run(uuid))
     except (
         exceptions.StaleState,
         exceptions.NotFound,

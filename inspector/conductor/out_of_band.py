@@ -29,7 +29,6 @@ sushy is given up after ``[redfish]auto_budget`` seconds: ``auto`` costs
 at most that more than ``in-band``.
 """
 
-import json
 import logging
 from typing import Any
 
@@ -37,7 +36,7 @@ from inspector import exceptions, faults, states
 from inspector.conductor import filing, ironic_inspection, processing, start
 from inspector.conductor.fencing import fence
 from inspector.conductor.power import PowerOnPacer
-from inspector.db import claims, introspections
+from inspector.db import claims, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.processing.base import ProcessingHook
 from inspector.redfish import collect, credentials, facts, ironic_engine
@@ -98,18 +97,8 @@ def run(
     fence(rt, record)
     _create_ports(rt, uuid, inventory)
     faults.at("bmc-collected", record.state, uuid)
-    waiting = introspections.transition(
-        rt.db, uuid, states.WAIT, expected_version=record.version, current=record
-    )
-    posted = introspections.transition(
-        rt.db,
-        uuid,
-        states.PROCESS,
-        expected_version=waiting.version,
-        current=waiting,
-        raw_data=data,
-        mode=states.OUT_OF_BAND,
-    )
+    waiting = transitions.waiting(rt.db, record)
+    posted = transitions.posted(rt.db, waiting, data, out_of_band=True)
     # this worker processes it at once; a conductor lost meanwhile leaves a
     # processing step the sweep resumes from the stored data
     claimed = claims.claim(
@@ -212,4 +201,4 @@ def fallback(
 ) -> None:
     """``auto`` without enough from the BMC: the in-band start, the BMC's
     data kept on the record (now an in-band run) for the processing."""
-    start.run(rt, pacer, record, bmc_data=json.dumps(data))
+    start.run(rt, pacer, record, bmc_data=data)

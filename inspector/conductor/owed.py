@@ -8,7 +8,6 @@ from API 1.20). The reconcile (a periodic task of the leader, and
 so a partly made set is simply made again.
 """
 
-import json
 from typing import Any
 
 from inspector import exceptions
@@ -41,10 +40,6 @@ def from_context(ctx: NodeContext, power_off: bool = False) -> dict[str, Any]:
         "traits_to_remove": ctx.traits_to_remove,
         "power_off": power_off,
     }
-
-
-def dumps(writes: dict[str, Any]) -> str:
-    return json.dumps(writes, sort_keys=True)
 
 
 def describe(writes: dict[str, Any]) -> str:

@@ -10,7 +10,6 @@ them gone) and written to ``[processing]ramdisk_logs_dir`` when due
 (:mod:`inspector.db.ramdisk_logs`).
 """
 
-import json
 import logging
 import time
 from typing import Any
@@ -68,7 +67,7 @@ def _merge_bmc_data(record: IntrospectionRecord, data: dict[str, Any]) -> None:
     """An ``auto`` run that fell back to the ramdisk: the BMC's facts kept
     on the record fill what the ramdisk's post lacks; where both tell, the
     ramdisk's win and the disagreement is logged and kept in the data."""
-    for item in facts.merge_data(json.loads(record.bmc_data or "{}"), data):
+    for item in facts.merge_data(record.bmc or {}, data):
         LOG.warning(
             "Node %s: the BMC and the ramdisk disagree on %s (BMC %s, "
             "ramdisk %s); the ramdisk's is kept",
@@ -189,11 +188,11 @@ def _ports_read_at_start(record: IntrospectionRecord) -> list[dict[str, Any]] | 
     """The ports the start read, for the processing of the data the
     ramdisk this start booted posted; None otherwise (a reapply, a
     discovery, a record from before they were kept): list them then."""
-    if record.state != states.PROCESSING or record.ports is None:
+    if record.state != states.PROCESSING or record.node_ports is None:
         return None
     if record.mode == states.OUT_OF_BAND:
         return None  # its start created ports after reading them
-    ports: list[dict[str, Any]] = json.loads(record.ports)
+    ports = record.node_ports
     return ports
 
 

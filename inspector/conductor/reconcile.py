@@ -92,7 +92,7 @@ def _nodes(rt: Runtime) -> set[str]:
 
 def _owed(rt: Runtime, report: Report) -> None:
     for record in sweeps.owing(rt.db):
-        writes = json.loads(record.owed_writes or "{}")
+        writes = record.owed or {}
         detail = owed.describe(writes)
         if report.dry_run:
             report.add(record.uuid, "owed", detail, "would do")

@@ -1,11 +1,12 @@
 """The start step: boot the node into the inspection ramdisk."""
 
 import logging
+from typing import Any
 
-from inspector import exceptions, faults, states
+from inspector import exceptions, faults
 from inspector.conductor.fencing import fence
 from inspector.conductor.power import PowerOnPacer
-from inspector.db import introspections
+from inspector.db import transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.runtime import Runtime
 
@@ -16,7 +17,7 @@ def run(
     rt: Runtime,
     pacer: PowerOnPacer,
     record: IntrospectionRecord,
-    bmc_data: str | None = None,
+    bmc_data: dict[str, Any] | None = None,
 ) -> None:
     """PXE as the next boot device and a reboot (when the service manages
     the boot), paced cluster-wide; then wait for the ramdisk. ``bmc_data``
@@ -47,12 +48,4 @@ def run(
             "Node %s: boot is managed by the operator; waiting for the ramdisk",
             uuid,
         )
-    introspections.transition(
-        rt.db,
-        uuid,
-        states.WAIT,
-        expected_version=record.version,
-        current=record,
-        mode=None if bmc_data is None else states.IN_BAND,
-        bmc_data=bmc_data,
-    )
+    transitions.waiting(rt.db, record, bmc_data)

@@ -4,9 +4,9 @@ import datetime
 import logging
 from collections.abc import Callable
 
-from inspector import exceptions, states
+from inspector import exceptions
 from inspector.conductor import power
-from inspector.db import hardware_runs, introspections, sweeps
+from inspector.db import hardware_runs, introspections, sweeps, transitions
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -28,14 +28,7 @@ def end_timed_out(
         if not lock.acquire(blocking=False):
             continue
         try:
-            introspections.transition(
-                rt.db,
-                record.uuid,
-                states.TIMEOUT,
-                expected_version=record.version,
-                error=states.TIMEOUT_MESSAGE,
-                hardware=hardware_runs.new_run(record.uuid),
-            )
+            transitions.timed_out(rt.db, record, hardware_runs.new_run(record.uuid))
         except exceptions.StaleState:
             continue
         finally:

@@ -1,8 +1,8 @@
 """The hardware history: one row per finished run of a node
 (``hardware_runs``), its write, the per-node reads and the pruning.
 
-The row is written by the transaction that finishes the run
-(:func:`inspector.db.introspections.transition` calls :func:`insert`), so
+The row is written by the transaction that ends the run (the writers of
+:mod:`inspector.db.transitions` call :func:`ended`), so
 recording a run costs the processing step one INSERT; the previous
 record it is compared with is one SELECT by primary key
 (:func:`get_record`). The fleet view's reads over the latest runs of
@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from inspector import exceptions, hardware_facts
+from inspector import exceptions, hardware_facts, states
 from inspector.db import models
 from inspector.db.engine import Database
 from inspector.db.models import utcnow
@@ -103,6 +103,26 @@ def insert(
             **facts,
         },
     )
+
+
+def ended(
+    conn: sa.Connection,
+    run: Run,
+    record: Any,
+    state: str,
+    finished_at: datetime.datetime,
+    error: str | None,
+) -> None:
+    """``run`` of the introspection ``record`` (as it was before it ended)
+    written as ended in ``state``: a failed run keeps the introspection's
+    error, and starts when the introspection did (a reapply when it was
+    claimed)."""
+    if state == states.ERROR and run.error is None:
+        run.error = error
+    if run.started_at is None:
+        reapply = record.state == states.REAPPLYING and record.claimed_at
+        run.started_at = record.claimed_at if reapply else record.started_at
+    insert(conn, run, finished_at, state)
 
 
 _RECORD_OF = sa.select(_TABLE.c.record).where(_TABLE.c.run == sa.bindparam("run"))

@@ -1,8 +1,10 @@
 """One introspection record at a time: its reads (by UUID, by lookup
-attributes) and its fenced writes (compare-and-swap on ``version``).
+attributes), its creation, and the one compare-and-swap on ``version``
+every write goes through.
 
-Claims of a record's step are :mod:`inspector.db.claims`; the reads over
-many records, :mod:`inspector.db.sweeps` and :mod:`inspector.db.listing`.
+The writes of each event are :mod:`inspector.db.transitions`; claims of a
+record's step, :mod:`inspector.db.claims`; the reads over many records,
+:mod:`inspector.db.sweeps` and :mod:`inspector.db.listing`.
 """
 
 import dataclasses
@@ -15,7 +17,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 
 from inspector import exceptions, states
-from inspector.db import hardware_runs, models, stored_data
+from inspector.db import models
 from inspector.db.engine import Database
 from inspector.db.models import utcnow
 
@@ -23,7 +25,8 @@ from inspector.db.models import utcnow
 @dataclasses.dataclass(frozen=True)
 class IntrospectionRecord:
     """A snapshot of one row of ``introspections``, as read or written (the
-    table's ORM class is :class:`inspector.db.models.Introspection`)."""
+    table's ORM class is :class:`inspector.db.models.Introspection`); its
+    JSON columns also typed (:attr:`owed`, :attr:`node_ports`, :attr:`bmc`)."""
 
     uuid: str
     state: str
@@ -48,6 +51,24 @@ class IntrospectionRecord:
     def finished(self) -> bool:
         return self.state in states.FINAL
 
+    # the JSON columns, decoded on first use (the status read needs none)
+
+    @functools.cached_property
+    def owed(self) -> dict[str, Any] | None:
+        """The Ironic writes this finished run still owes, or None."""
+        return None if self.owed_writes is None else json.loads(self.owed_writes)
+
+    @functools.cached_property
+    def node_ports(self) -> list[dict[str, Any]] | None:
+        """The node's Ironic ports as read when it started, or None."""
+        return None if self.ports is None else json.loads(self.ports)
+
+    @functools.cached_property
+    def bmc(self) -> dict[str, Any] | None:
+        """What the BMC told a run of mode ``auto`` that boots the ramdisk
+        for the rest, or None."""
+        return None if self.bmc_data is None else json.loads(self.bmc_data)
+
 
 def record_of(row: Any) -> IntrospectionRecord:
     """The snapshot of a Core row of ``introspections`` (every column)."""
@@ -59,7 +80,7 @@ CLAIM_WITHIN = 30.0
 lost ([coordination]claim_timeout)."""
 
 
-def _ownership(
+def ownership(
     new_state: str, now: datetime.datetime, claim_within: float
 ) -> dict[str, object]:
     """Owner columns for a row entering ``new_state``: nobody owns it yet; a
@@ -86,7 +107,7 @@ _LOCK_BY_UUID = _GET_BY_UUID.with_for_update()
 """Built once too: ``with_for_update()`` makes a new statement, whose cache
 key SQLAlchemy would compute again at every start."""
 _VERSION_OF = sa.select(_TABLE.c.version).where(_TABLE.c.uuid == sa.bindparam("uuid"))
-_DROP_ATTRIBUTES = sa.delete(_ATTRIBUTES).where(
+DROP_ATTRIBUTES = sa.delete(_ATTRIBUTES).where(
     _ATTRIBUTES.c.node_uuid == sa.bindparam("uuid")
 )
 _ADD_ATTRIBUTES = sa.insert(_ATTRIBUTES)
@@ -182,7 +203,7 @@ def start(
                 "state": states.STARTING,
                 "version": 1,
                 **values,
-                **_ownership(states.STARTING, now, claim_within),
+                **ownership(states.STARTING, now, claim_within),
             }
             started = _insert(conn, fresh)
         else:
@@ -194,10 +215,10 @@ def start(
                 {
                     **values,
                     "state": new_state,
-                    **_ownership(new_state, now, claim_within),
+                    **ownership(new_state, now, claim_within),
                 },
             )
-        conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
+        conn.execute(DROP_ATTRIBUTES, {"uuid": uuid})
         if rows:
             conn.execute(_ADD_ATTRIBUTES, rows)
     return record_of(started)
@@ -223,7 +244,7 @@ def enroll(
                 "finished_at": None,
                 "error": None,
                 "manage_boot": False,  # it booted by itself; its BMC is not ours yet
-                **_ownership(states.ENROLLING, now, claim_within),
+                **ownership(states.ENROLLING, now, claim_within),
             },
         )
     return record_of(row)
@@ -269,94 +290,6 @@ def compare_and_swap(
     if conn.execute(update, params).rowcount != 1:
         raise exceptions.StaleState(node=uuid, version=version)
     return conn.execute(_GET_BY_UUID, {"uuid": uuid}).one()
-
-
-def transition(
-    db: Database,
-    uuid: str,
-    event: str,
-    *,
-    expected_version: int | None = None,
-    error: str | None = None,
-    raw_data: dict[str, Any] | None = None,
-    raw_logs: str | None = None,
-    claim_within: float = CLAIM_WITHIN,
-    owed: tuple[str, str] | None = None,
-    current: IntrospectionRecord | None = None,
-    hardware: hardware_runs.Run | None = None,
-    mode: str | None = None,
-    bmc_data: str | None = None,
-) -> IntrospectionRecord:
-    """Apply ``event`` to the introspection of ``uuid``; a fenced write.
-
-    With ``expected_version`` the write only happens if nobody changed the
-    row since the caller read it (:class:`StaleState` otherwise).
-    Reaching a final state sets ``finished_at`` and drops lookup attributes.
-    ``raw_data`` is stored as the unprocessed data in the same transaction,
-    ``raw_logs`` (the post's logs, taken out of it) apart beside it.
-
-    ``current`` is the row as the caller holds it at ``expected_version``
-    (the claim's or the lookup's answer): the row is then not read again.
-    Every change of state bumps the version, so the write's compare on the
-    version alone finds the state the caller knows, or fails with
-    :class:`StaleState` (also when the row was deleted meanwhile).
-
-    ``hardware`` is the run that ends here, written to the hardware
-    history when the event ends it (one INSERT in this transaction); a
-    finished run with a record becomes the node's ``hardware_run``.
-    ``mode`` (``in-band`` writes NULL) and ``bmc_data`` are written when
-    given: the out-of-band start step decides how the run goes on (see
-    :mod:`inspector.conductor.out_of_band`); a final state drops
-    ``bmc_data``.
-    """
-    if current is not None and current.version != expected_version:
-        raise ValueError("current must be the row at expected_version")
-    # Core statements: three transitions per machine (the ORM doubled
-    # their CPU and read the row back twice)
-    with db.begin() as conn:
-        row: Any = current
-        if row is None:
-            row = conn.execute(_GET_BY_UUID, {"uuid": uuid}).first()
-        if row is None:
-            raise exceptions.IntrospectionNotFound(node=uuid)
-        if expected_version is not None and row.version != expected_version:
-            raise exceptions.StaleState(node=uuid, version=expected_version)
-        new_state = states.next_state(row.state, event)
-        now = utcnow()
-        values: dict[str, object] = {
-            "state": new_state,
-            **_ownership(new_state, now, claim_within),
-        }
-        if new_state in states.FINAL:
-            values["finished_at"] = now
-            values["error"] = error if new_state == states.ERROR else None
-            values["owed_writes"], values["owed_reason"] = owed or (None, None)
-            conn.execute(_DROP_ATTRIBUTES, {"uuid": uuid})
-            if (
-                hardware is not None
-                and new_state == states.FINISHED
-                and hardware.record is not None
-            ):
-                values["hardware_run"] = hardware.run
-        elif error is not None:
-            values["error"] = error
-        if mode is not None:
-            values["mode"] = None if mode == states.IN_BAND else mode
-        if bmc_data is not None:
-            values["bmc_data"] = bmc_data
-        if new_state in states.FINAL and row.bmc_data is not None:
-            values["bmc_data"] = None
-        written = compare_and_swap(conn, uuid, row.version, values)
-        if hardware is not None and new_state in states.FINAL:
-            if new_state == states.ERROR and hardware.error is None:
-                hardware.error = error
-            if hardware.started_at is None:
-                reapply = row.state == states.REAPPLYING and row.claimed_at
-                hardware.started_at = row.claimed_at if reapply else row.started_at
-            hardware_runs.insert(conn, hardware, now, new_state)
-        if raw_data is not None:
-            stored_data.put(conn, uuid, raw_data, processed=False, logs=raw_logs)
-    return record_of(written)
 
 
 def check_current(db: Database, uuid: str, version: int) -> None:

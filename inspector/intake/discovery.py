@@ -12,8 +12,8 @@ MAC Ironic already has is not enrolled again: that answers 409 naming it.
 import logging
 from typing import Any
 
-from inspector import exceptions, states
-from inspector.db import introspections
+from inspector import exceptions
+from inspector.db import introspections, transitions
 from inspector.intake import lookup
 from inspector.runtime import Runtime
 
@@ -91,12 +91,4 @@ def enroll(rt: Runtime, data: dict[str, Any], logs: Any, claim_within: float) ->
     )
     data["auto_discovered"] = True
     record = introspections.enroll(rt.db, uuid, claim_within=claim_within)
-    return introspections.transition(
-        rt.db,
-        uuid,
-        states.PROCESS,
-        claim_within=claim_within,
-        expected_version=record.version,
-        raw_data=data,
-        raw_logs=logs,
-    )
+    return transitions.posted(rt.db, record, data, logs=logs, claim_within=claim_within)

@@ -14,7 +14,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import data_store, introspections, ramdisk_logs
+from inspector.db import data_store, introspections, ramdisk_logs, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
 from inspector.redfish import credentials, ironic_engine
@@ -187,12 +187,8 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
             return
         states.next_state(record.state, states.ABORT)  # 400 before 503
         handover.require_conductor(rt)
-        record = introspections.transition(
-            rt.db,
-            uuid,
-            states.ABORT,
-            claim_within=handover.claim_within(rt),
-            expected_version=record.version,
+        record = transitions.abort_requested(
+            rt.db, record, claim_within=handover.claim_within(rt)
         )
     LOG.info("Abort of introspection of node %s requested", uuid)
     handover.hand_over(rt, record, ConductorClient.abort)
@@ -215,13 +211,8 @@ def reapply(
             data = store.for_reapply(uuid)
         states.next_state(record.state, states.REAPPLY)  # 400 before 503
         handover.require_conductor(rt)
-        record = introspections.transition(
-            rt.db,
-            uuid,
-            states.REAPPLY,
-            claim_within=handover.claim_within(rt),
-            expected_version=record.version,
-            raw_data=data,
+        record = transitions.reapply_requested(
+            rt.db, record, data, claim_within=handover.claim_within(rt)
         )
     LOG.info("Reapplying stored data of node %s", uuid)
     handover.hand_over(rt, record, ConductorClient.reapply)

@@ -12,7 +12,7 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import introspections, ramdisk_logs
+from inspector.db import introspections, ramdisk_logs, transitions
 from inspector.intake import discovery, handover, lookup
 from inspector.runtime import Runtime
 
@@ -46,15 +46,8 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
         record = introspections.get(rt.db, record.uuid)
     if not states.allows(record.state, states.PROCESS):
         raise exceptions.InvalidTransition(state=record.state, event=states.PROCESS)
-    record = introspections.transition(
-        rt.db,
-        record.uuid,
-        states.PROCESS,
-        claim_within=handover.claim_within(rt),
-        expected_version=record.version,
-        raw_data=data,
-        raw_logs=logs,
-        current=record,
+    record = transitions.posted(
+        rt.db, record, data, logs=logs, claim_within=handover.claim_within(rt)
     )
     LOG.info("Received ramdisk data for node %s, processing", record.uuid)
     handover.hand_over(rt, record, ConductorClient.process)

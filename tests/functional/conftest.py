@@ -20,7 +20,7 @@ from oslo_config import fixture as config_fixture
 from inspector import states
 from inspector.conductor.service import ConductorService
 from inspector.conf import opts
-from inspector.db import engine, migration
+from inspector.db import engine, migration, transitions
 from inspector.runtime import Runtime
 from inspector.server import wiring
 from lab.waiting import wait_until
@@ -145,8 +145,8 @@ def status_record(service: Service) -> Iterator[Any]:
     yield write
     for uuid in written:
         if introspections.get(service.rt.db, uuid).state in states.WORKING:
-            introspections.transition(
-                service.rt.db, uuid, states.FAIL, error="test over"
+            transitions.failed(
+                service.rt.db, introspections.get(service.rt.db, uuid), "test over"
             )
 
 

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from inspector import states
-from inspector.db import claims, introspections
+from inspector.db import claims, introspections, transitions
 from inspector.locking.semaphore import SemaphoreLockProvider
 from tests.functional.conftest import Service, random_mac, start
 
@@ -16,13 +16,9 @@ def _processing_left_by(
     """A record as a conductor leaves it when it dies while processing."""
     db = service.rt.db
     record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.1"]})
-    record = introspections.transition(
-        db, uuid, states.WAIT, expected_version=record.version
-    )
+    record = transitions.waiting(db, record)
     data = payload(random_mac(), node["driver_info"]["ipmi_address"])
-    record = introspections.transition(
-        db, uuid, states.PROCESS, expected_version=record.version, raw_data=data
-    )
+    record = transitions.posted(db, record, data)
     claims.claim(db, uuid, record.version, owner, run)
 
 
@@ -70,18 +66,9 @@ def _processing_cast_to(service: Service, uuid: str, payload: Any, host: str) ->
     yet, with the claim deadline far ahead."""
     db = service.rt.db
     record = introspections.start(db, uuid, True, {"bmc_address": ["192.0.2.9"]})
-    record = introspections.transition(
-        db, uuid, states.WAIT, expected_version=record.version
-    )
+    record = transitions.waiting(db, record)
     data = payload(random_mac(), "192.0.2.9")
-    record = introspections.transition(
-        db,
-        uuid,
-        states.PROCESS,
-        expected_version=record.version,
-        raw_data=data,
-        claim_within=3600,
-    )
+    record = transitions.posted(db, record, data, claim_within=3600)
     assert claims.handed(db, uuid, record.version, host)
 
 
@@ -113,7 +100,9 @@ def test_cast_to_a_live_conductor_waits_for_it(
     assert uuid not in resumed
     current = introspections.get(service.rt.db, uuid)
     assert current.state == states.PROCESSING and current.owner is None
-    introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
+    transitions.failed(
+        service.rt.db, introspections.get(service.rt.db, uuid), "cleanup"
+    )
 
 
 def test_unclaimed_step_before_its_deadline_is_left_alone(
@@ -125,7 +114,7 @@ def test_unclaimed_step_before_its_deadline_is_left_alone(
     service.conductor._cluster_duties()
     assert introspections.get(db, uuid).state == states.STARTING
     assert ("set_boot_device", uuid) not in service.ironic.calls
-    introspections.transition(db, uuid, states.FAIL, error="test cleanup")
+    transitions.failed(db, introspections.get(db, uuid), "test cleanup")
 
 
 def test_stale_worker_stops_before_touching_ironic(
@@ -153,7 +142,7 @@ def test_stale_worker_stops_before_touching_ironic(
     assert service.ironic.nodes[uuid]["power_state"] != "power on"
     current = introspections.get(db, uuid)
     assert current.state == states.STARTING and current.owner == "other-conductor"
-    introspections.transition(db, uuid, states.FAIL, error="test cleanup")
+    transitions.failed(db, introspections.get(db, uuid), "test cleanup")
 
 
 def test_duplicate_delivery_does_nothing(
@@ -474,7 +463,9 @@ def test_locks_of_an_earlier_run_of_this_host_are_broken_at_the_first_look(
         assert resumed == [f"{uuid} after {sorted(['k-elsewhere', uuid])}"]
     finally:
         sweeper.stop()
-        introspections.transition(service.rt.db, uuid, states.FAIL, error="cleanup")
+        transitions.failed(
+            service.rt.db, introspections.get(service.rt.db, uuid), "cleanup"
+        )
 
 
 class Idle:

@@ -11,9 +11,9 @@ import pytest
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 
-from inspector import exceptions, states
+from inspector import exceptions
 from inspector.conf import opts
-from inspector.db import claims, engine, introspections
+from inspector.db import claims, engine, introspections, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
@@ -137,16 +137,9 @@ def posted(
 ) -> IntrospectionRecord:
     """A claimed processing step with ``data`` (and ``logs``) posted."""
     record = introspections.start(rt.db, UUID, manage_boot)
-    record = introspections.transition(
-        rt.db, UUID, states.WAIT, expected_version=record.version
-    )
-    record = introspections.transition(
-        rt.db,
-        UUID,
-        states.PROCESS,
-        expected_version=record.version,
-        raw_data={"inventory": {}} if data is None else data,
-        raw_logs=logs,
+    record = transitions.waiting(rt.db, record)
+    record = transitions.posted(
+        rt.db, record, {"inventory": {}} if data is None else data, logs=logs
     )
     return claimed(rt, record)
 

@@ -4,7 +4,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.conductor import abort
-from inspector.db import hardware_runs, introspections
+from inspector.db import hardware_runs, introspections, transitions
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import (
     UUID,
@@ -19,12 +19,8 @@ def aborting(
     rt: Runtime, manage_boot: bool = True
 ) -> introspections.IntrospectionRecord:
     record = introspections.start(rt.db, UUID, manage_boot)
-    record = introspections.transition(
-        rt.db, UUID, states.WAIT, expected_version=record.version
-    )
-    record = introspections.transition(
-        rt.db, UUID, states.ABORT, expected_version=record.version
-    )
+    record = transitions.waiting(rt.db, record)
+    record = transitions.abort_requested(rt.db, record)
     return claimed(rt, record)
 
 

@@ -32,7 +32,7 @@ def test_writes_owed_are_recorded_with_the_data_whatever_the_store(
     finished = filing.finish(rt, posted(rt), filing.Outcome(PROCESSED, pending))
     assert finished.state == states.FINISHED
     assert finished.owed_reason == "Ironic away"
-    assert json.loads(finished.owed_writes or "") == {"node_patches": [1]}
+    assert finished.owed == {"node_patches": [1]}
     assert stored_data.get(rt.db, UUID, processed=True) == PROCESSED
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.conductor.manager import ConductorManager
-from inspector.db import introspections
+from inspector.db import introspections, transitions
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import UUID, FakeIronic
 
@@ -64,16 +64,8 @@ def test_process_and_abort_casts_run_their_steps(
     rt: Runtime, manager: ConductorManager, ironic: FakeIronic
 ) -> None:
     record = introspections.start(rt.db, UUID, True)
-    record = introspections.transition(
-        rt.db, UUID, states.WAIT, expected_version=record.version
-    )
-    record = introspections.transition(
-        rt.db,
-        UUID,
-        states.PROCESS,
-        expected_version=record.version,
-        raw_data={"inventory": {}},
-    )
+    record = transitions.waiting(rt.db, record)
+    record = transitions.posted(rt.db, record, {"inventory": {}})
     manager.process(CTXT, UUID, record.version)
     drained(manager)
     assert introspections.get(rt.db, UUID).state == states.FINISHED
@@ -84,12 +76,8 @@ def test_an_abort_cast_ends_the_introspection(
     rt: Runtime, manager: ConductorManager
 ) -> None:
     record = introspections.start(rt.db, UUID, True)
-    record = introspections.transition(
-        rt.db, UUID, states.WAIT, expected_version=record.version
-    )
-    record = introspections.transition(
-        rt.db, UUID, states.ABORT, expected_version=record.version
-    )
+    record = transitions.waiting(rt.db, record)
+    record = transitions.abort_requested(rt.db, record)
     manager.abort(CTXT, UUID, record.version)
     drained(manager)
     assert introspections.get(rt.db, UUID).error == states.ABORTED_MESSAGE

@@ -8,7 +8,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.conductor import ironic_inspection, out_of_band, processing
-from inspector.db import claims, introspections, stored_data
+from inspector.db import claims, introspections, stored_data, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.redfish import collect
 from inspector.redfish.sessions import Sessions
@@ -143,18 +143,9 @@ def test_fallback_data_reaches_the_final_state_dropped(
     rt: Runtime, ironic: FakeIronic
 ) -> None:
     record = introspections.start(rt.db, UUID, True, mode=states.AUTO)
-    waiting = introspections.transition(
-        rt.db,
-        UUID,
-        states.WAIT,
-        expected_version=record.version,
-        mode=states.IN_BAND,
-        bmc_data="{}",
-    )
-    assert waiting.bmc_data == "{}" and waiting.mode is None
-    failed = introspections.transition(
-        rt.db, UUID, states.TIMEOUT, expected_version=waiting.version, error="t"
-    )
+    waiting = transitions.waiting(rt.db, record, {"inventory": {}})
+    assert waiting.bmc == {"inventory": {}} and waiting.mode is None
+    failed = transitions.timed_out(rt.db, waiting)
     assert failed.bmc_data is None
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from inspector import exceptions, states
-from inspector.db import claims, engine, introspections, migration, sweeps
+from inspector.db import claims, engine, introspections, migration, sweeps, transitions
 
 UUID = "11111111-2222-4333-8444-555555555555"
 
@@ -20,9 +20,7 @@ def test_claim_and_ownership_columns(db: engine.Database) -> None:
     with pytest.raises(exceptions.StaleState):
         introspections.check_current(db, UUID, record.version)
     introspections.check_current(db, UUID, claimed.version)
-    waiting = introspections.transition(
-        db, UUID, states.WAIT, expected_version=claimed.version
-    )
+    waiting = transitions.waiting(db, claimed)
     assert waiting.owner is None and waiting.deadline is None  # the ramdisk's turn
     assert [r.uuid for r in sweeps.working(db)] == []
 
@@ -64,5 +62,5 @@ def test_owners_count_each_conductors_claims(db: engine.Database) -> None:
         record = introspections.start(db, uuid, True)
         claims.claim(db, uuid, record.version, "c1", "r")
     assert claims.owners(db) == {"c1": 2}
-    introspections.transition(db, other, states.FAIL, error="x")  # not owned
+    transitions.failed(db, introspections.get(db, other), "x")  # not owned
     assert claims.owners(db) == {"c1": 1}

@@ -8,8 +8,8 @@ from typing import Any, cast
 import pytest
 import sqlalchemy as sa
 
-from inspector import exceptions, states
-from inspector.db import engine, hardware_runs, introspections, models
+from inspector import exceptions
+from inspector.db import engine, hardware_runs, introspections, models, transitions
 from tests.unit.db import statements
 
 UUID = "11111111-2222-4333-8444-555555555555"
@@ -29,16 +29,9 @@ def _finish(
     db: engine.Database, run: hardware_runs.Run
 ) -> introspections.IntrospectionRecord:
     introspections.start(db, run.node_uuid, True)
-    record = introspections.transition(db, run.node_uuid, states.WAIT)
-    record = introspections.transition(db, run.node_uuid, states.PROCESS)
-    return introspections.transition(
-        db,
-        run.node_uuid,
-        states.FINISH,
-        expected_version=record.version,
-        current=record,
-        hardware=run,
-    )
+    record = transitions.waiting(db, introspections.get(db, run.node_uuid))
+    record = transitions.posted(db, introspections.get(db, run.node_uuid), {})
+    return transitions.finished(db, record, run)
 
 
 def _seed(db: engine.Database, node: str, count: int, **values: Any) -> list[str]:
@@ -89,26 +82,17 @@ def test_finishing_write_records_the_run_and_moves_hardware_run(
 
 def test_the_run_costs_one_insert(db: engine.Database) -> None:
     introspections.start(db, UUID, True)
-    introspections.transition(db, UUID, states.WAIT)
-    record = introspections.transition(db, UUID, states.PROCESS)
+    transitions.waiting(db, introspections.get(db, UUID))
+    record = transitions.posted(db, introspections.get(db, UUID), {})
     seen = statements.recorded(db)
-    introspections.transition(
-        db,
-        UUID,
-        states.FINISH,
-        expected_version=record.version,
-        current=record,
-        hardware=hardware_runs.new_run(UUID),
-    )
+    transitions.finished(db, record, hardware_runs.new_run(UUID))
     with_run = list(seen)
     assert with_run.count("INSERT") == 1
     introspections.start(db, UUID, True)
-    introspections.transition(db, UUID, states.WAIT)
-    record = introspections.transition(db, UUID, states.PROCESS)
+    transitions.waiting(db, introspections.get(db, UUID))
+    record = transitions.posted(db, introspections.get(db, UUID), {})
     seen.clear()
-    introspections.transition(
-        db, UUID, states.FINISH, expected_version=record.version, current=record
-    )
+    transitions.finished(db, record)
     assert len(with_run) == len(seen) + 1
 
 
@@ -119,8 +103,8 @@ def test_error_run_keeps_no_record_and_leaves_hardware_run(
     good.record = RECORD
     _finish(db, good)
     introspections.start(db, UUID, True)
-    failed = introspections.transition(
-        db, UUID, states.FAIL, error="boom", hardware=hardware_runs.new_run(UUID)
+    failed = transitions.failed(
+        db, introspections.get(db, UUID), "boom", hardware_runs.new_run(UUID)
     )
     assert failed.hardware_run == good.run
     newest = hardware_runs.history(db, UUID, limit=10)[0]

@@ -1,9 +1,19 @@
-"""One introspection record: its reads and fenced writes."""
+"""One introspection record: its reads and fenced writes (each event's
+writer, :mod:`inspector.db.transitions`)."""
+
+import dataclasses
 
 import pytest
 
 from inspector import exceptions, states
-from inspector.db import claims, engine, introspections, migration, stored_data
+from inspector.db import (
+    claims,
+    engine,
+    introspections,
+    migration,
+    stored_data,
+    transitions,
+)
 from tests.unit.db import statements
 
 UUID = "11111111-2222-4333-8444-555555555555"
@@ -11,21 +21,17 @@ UUID = "11111111-2222-4333-8444-555555555555"
 
 def test_compare_and_swap_fences_stale_writers(db: engine.Database) -> None:
     record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
-    waiting = introspections.transition(
-        db, UUID, states.WAIT, expected_version=record.version
-    )
+    waiting = transitions.waiting(db, record)
     assert waiting.version == record.version + 1
     with pytest.raises(exceptions.StaleState):
-        introspections.transition(
-            db, UUID, states.FAIL, expected_version=record.version, error="late"
-        )
+        transitions.failed(db, record, "late")
     assert introspections.get(db, UUID).state == states.WAITING
 
 
 def test_final_state_drops_lookup_attributes(db: engine.Database) -> None:
     introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     assert introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]}).uuid == UUID
-    introspections.transition(db, UUID, states.FAIL, error="boom")
+    transitions.failed(db, introspections.get(db, UUID), "boom")
     with pytest.raises(exceptions.LookupFailed):
         introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     record = introspections.get(db, UUID)
@@ -65,8 +71,8 @@ def test_lookup_ambiguous(db: engine.Database) -> None:
 
 
 def test_restart_resets_error(db: engine.Database) -> None:
-    introspections.start(db, UUID, True)
-    introspections.transition(db, UUID, states.FAIL, error="boom")
+    started = introspections.start(db, UUID, True)
+    transitions.failed(db, started, "boom")
     again = introspections.start(db, UUID, False)
     assert again.state == states.STARTING
     assert again.error is None and again.finished_at is None
@@ -80,17 +86,15 @@ def test_start_while_starting_refused(db: engine.Database) -> None:
 
 
 def test_raw_data_stored_with_transition(db: engine.Database) -> None:
-    introspections.start(db, UUID, True)
-    introspections.transition(db, UUID, states.WAIT)
-    introspections.transition(db, UUID, states.PROCESS, raw_data={"a": 1})
+    waiting = transitions.waiting(db, introspections.start(db, UUID, True))
+    posted = transitions.posted(db, waiting, {"a": 1})
     assert stored_data.get(db, UUID, processed=False) == {"a": 1}
     with pytest.raises(exceptions.DataNotFound):
         stored_data.get(db, UUID, processed=True)
     # a second post of the same machine replaces the first
-    introspections.transition(db, UUID, states.FAIL, error="x")
-    introspections.start(db, UUID, True)
-    introspections.transition(db, UUID, states.WAIT)
-    introspections.transition(db, UUID, states.PROCESS, raw_data={"b": 2})
+    transitions.failed(db, posted, "x")
+    waiting = transitions.waiting(db, introspections.start(db, UUID, True))
+    transitions.posted(db, waiting, {"b": 2})
     assert stored_data.get(db, UUID, processed=False) == {"b": 2}
 
 
@@ -111,12 +115,12 @@ def test_writes_return_what_they_wrote(db: engine.Database) -> None:
     assert claimed == introspections.get(db, UUID)
     assert claimed.owner == "c1" and claimed.version == started.version + 1
     seen.clear()
-    waiting = introspections.transition(db, UUID, states.WAIT)
-    assert seen == ["SELECT", "UPDATE"] + ([] if returning else ["SELECT"])
+    waiting = transitions.waiting(db, claimed)
+    assert seen == ["UPDATE"] + ([] if returning else ["SELECT"])
     assert waiting == introspections.get(db, UUID)
     assert waiting.state == states.WAITING and waiting.owner is None
-    introspections.transition(db, UUID, states.PROCESS)
-    finished = introspections.transition(db, UUID, states.FAIL, error="boom")
+    posted = transitions.posted(db, waiting, {})
+    finished = transitions.failed(db, posted, "boom")
     assert finished == introspections.get(db, UUID)
     assert finished.finished_at is not None and finished.error == "boom"
     again = introspections.start(db, UUID, False)
@@ -140,43 +144,31 @@ def test_a_fence_reads_the_version_alone(db: engine.Database) -> None:
         introspections.check_current(db, "0" * 8 + UUID[8:], record.version)
 
 
-def test_a_transition_from_the_row_the_caller_holds_does_not_read_it(
+def test_each_event_writes_from_the_row_the_caller_holds(
     db: engine.Database,
 ) -> None:
     record = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
     claimed = claims.claim(db, UUID, record.version, "c1", "run-1")
     seen = statements.recorded(db)
-    waiting = introspections.transition(
-        db, UUID, states.WAIT, expected_version=claimed.version, current=claimed
-    )
+    waiting = transitions.waiting(db, claimed)
     assert waiting.state == states.WAITING
     assert waiting.version == claimed.version + 1
     returning = db.engine.dialect.update_returning
     assert seen == (["UPDATE"] if returning else ["UPDATE", "SELECT"])
     # the row moved on since: the write is refused, nothing changes
     with pytest.raises(exceptions.StaleState):
-        introspections.transition(
-            db, UUID, states.FAIL, expected_version=claimed.version, current=claimed
-        )
+        transitions.failed(db, claimed, "late")
     assert introspections.get(db, UUID) == waiting
-    # a final state from a held row drops the lookup attributes all the same
-    processing = introspections.transition(
-        db, UUID, states.PROCESS, expected_version=waiting.version, current=waiting
-    )
-    ended = introspections.transition(
-        db,
-        UUID,
-        states.FINISH,
-        expected_version=processing.version,
-        current=processing,
-    )
+    # an event the state does not allow is refused before any write
+    with pytest.raises(exceptions.InvalidTransition):
+        transitions.abort_requested(db, dataclasses.replace(waiting, state="finished"))
+    # a final state drops the lookup attributes and the BMC's data
+    processing = transitions.posted(db, waiting, {})
+    ended = transitions.finished(db, processing, owed=({"power_off": True}, "down"))
     assert ended.state == states.FINISHED and ended.finished_at is not None
+    assert ended.owed == {"power_off": True} and ended.owed_reason == "down"
     with pytest.raises(exceptions.NotFound):
         introspections.lookup(db, {"mac": ["aa:bb:cc:dd:ee:ff"]})
-    with pytest.raises(ValueError):
-        introspections.transition(
-            db, UUID, states.START, expected_version=ended.version + 1, current=ended
-        )
 
 
 def test_an_unknown_introspection_and_missing_data_say_which() -> None:
@@ -190,9 +182,6 @@ def test_an_unknown_introspection_and_missing_data_say_which() -> None:
     with pytest.raises(exceptions.IntrospectionNotFound) as got:
         introspections.get(db, uuid)
     assert got.value.message == unknown
-    with pytest.raises(exceptions.IntrospectionNotFound) as changed:
-        introspections.transition(db, uuid, states.ABORT)
-    assert changed.value.message == unknown
     assert exceptions.DataNotFound(node=uuid).message == (
         f"Introspection data for node {uuid} was not found"
     )
@@ -229,9 +218,14 @@ def test_a_saved_record_is_restored_finished(db: engine.Database) -> None:
 
 
 def test_settling_owed_writes_is_fenced(db: engine.Database) -> None:
-    introspections.start(db, UUID, True)
-    ended = introspections.transition(db, UUID, states.FAIL, owed=("[]", "down"))
-    assert (ended.owed_writes, ended.owed_reason) == ("[]", "down")
+    started = introspections.start(db, UUID, True)
+    ended = transitions.finished(
+        db,
+        transitions.posted(db, transitions.waiting(db, started), {}),
+        None,
+        ({}, "down"),
+    )
+    assert (ended.owed, ended.owed_reason) == ({}, "down")
     assert not introspections.settle(db, UUID, ended.version - 1)
     assert introspections.settle(db, UUID, ended.version)
     settled = introspections.get(db, UUID)
@@ -239,9 +233,8 @@ def test_settling_owed_writes_is_fenced(db: engine.Database) -> None:
 
 
 def test_a_deleted_introspection_takes_its_data_along(db: engine.Database) -> None:
-    introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
-    introspections.transition(db, UUID, states.WAIT)
-    introspections.transition(db, UUID, states.PROCESS, raw_data={"a": 1})
+    started = introspections.start(db, UUID, True, {"mac": ["aa:bb:cc:dd:ee:ff"]})
+    transitions.posted(db, transitions.waiting(db, started), {"a": 1})
     introspections.delete(db, UUID)
     with pytest.raises(exceptions.IntrospectionNotFound):
         introspections.get(db, UUID)

@@ -2,8 +2,7 @@
 
 import datetime
 
-from inspector import states
-from inspector.db import engine, introspections, pxe
+from inspector.db import engine, introspections, pxe, transitions
 from inspector.db.models import utcnow
 
 MAC = "AA:BB:CC:DD:EE:FF"
@@ -14,7 +13,7 @@ def test_booting_is_the_macs_of_running_introspections(db: engine.Database) -> N
     uuid = "11111111-2222-4333-8444-555555555555"
     introspections.start(db, uuid, True, {"mac": [MAC], "bmc_address": ["10.0.0.1"]})
     assert pxe.booting(db) == (frozenset({MAC.lower()}), True)
-    introspections.transition(db, uuid, states.FAIL, error="x")
+    transitions.failed(db, introspections.get(db, uuid), "x")
     assert pxe.booting(db) == (frozenset(), False)
 
 

@@ -1,10 +1,9 @@
 """The periodic reads over many introspections."""
 
 import datetime
-import json
 
 from inspector import states
-from inspector.db import claims, engine, introspections, sweeps
+from inspector.db import claims, engine, introspections, sweeps, transitions
 from inspector.db.models import utcnow
 
 UUIDS = [f"{n:08d}-2222-4333-8444-555555555555" for n in range(4)]
@@ -14,13 +13,16 @@ def _some(db: engine.Database) -> None:
     """0 starting, 1 waiting, 2 finished owing writes, 3 failed."""
     for uuid in UUIDS:
         introspections.start(db, uuid, True)
-    introspections.transition(db, UUIDS[1], states.WAIT)
-    introspections.transition(db, UUIDS[2], states.WAIT)
-    introspections.transition(db, UUIDS[2], states.PROCESS)
-    introspections.transition(
-        db, UUIDS[2], states.FINISH, owed=(json.dumps([{"op": "x"}]), "Ironic down")
+    transitions.waiting(db, introspections.get(db, UUIDS[1]))
+    transitions.waiting(db, introspections.get(db, UUIDS[2]))
+    transitions.posted(db, introspections.get(db, UUIDS[2]), {})
+    transitions.finished(
+        db,
+        introspections.get(db, UUIDS[2]),
+        None,
+        ({"node_patches": [{"op": "x"}]}, "Ironic down"),
     )
-    introspections.transition(db, UUIDS[3], states.FAIL, error="boom")
+    transitions.failed(db, introspections.get(db, UUIDS[3]), "boom")
 
 
 def test_working_is_what_conductors_do(db: engine.Database) -> None:

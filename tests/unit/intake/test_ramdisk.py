@@ -14,7 +14,7 @@ from oslo_config import fixture as config_fixture
 
 from inspector import exceptions, states
 from inspector.conf import opts
-from inspector.db import engine, introspections, stored_data
+from inspector.db import engine, introspections, stored_data, transitions
 from inspector.intake import ramdisk
 from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
@@ -45,9 +45,7 @@ def post(logs: Any) -> dict[str, Any]:
 
 def waiting(rt: Runtime) -> introspections.IntrospectionRecord:
     record = introspections.start(rt.db, UUID, True, {"mac": [MAC]})
-    return introspections.transition(
-        rt.db, UUID, states.WAIT, expected_version=record.version
-    )
+    return transitions.waiting(rt.db, record)
 
 
 def test_logs_are_kept_apart_from_the_data(rt: Runtime) -> None:
