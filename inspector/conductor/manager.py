@@ -1,8 +1,8 @@
 """Server side of the conductor RPC API: thin entry points that queue the
 step each cast asks for (:mod:`inspector.conductor.work_queue` claims it and
 takes the node's lock), handing over to one workflow function per step:
-:mod:`~inspector.conductor.start` (or, out of band,
-:mod:`~inspector.conductor.out_of_band`), :mod:`~inspector.conductor.processing`
+:mod:`~inspector.conductor.start` (which asks the run's way of inspecting,
+:mod:`~inspector.conductor.inspect`), :mod:`~inspector.conductor.processing`
 (processing and reapplying), :mod:`~inspector.conductor.abort`; a step that
 fails ends in :func:`inspector.conductor.filing.fail`. The periodic duties
 are in :mod:`inspector.conductor.takeover` and
@@ -19,11 +19,14 @@ from inspector import states
 from inspector.conductor import (
     abort,
     filing,
-    out_of_band,
     processing,
+    start,
     takeover,
     timeouts,
 )
+from inspector.conductor.in_band import InBand
+from inspector.conductor.inspect import Inspectors
+from inspector.conductor.out_of_band import Bmc
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
 from inspector.conductor.work_queue import Step, WorkQueue
@@ -50,19 +53,17 @@ class ConductorManager:
             rt.db,
             lambda: int(rt.conf.introspection_delay_burst),
         )
-        self.queue = WorkQueue(rt, filing.fail)
         self.sessions = Sessions(rt.conf)
         """Redfish sessions kept per BMC for out-of-band starts."""
-        # bound late so a test may replace the pacer's wait
+        in_band = InBand(rt, self.pacer)
+        self.inspectors = Inspectors(in_band, Bmc(rt, self.sessions, in_band))
         self.steps: dict[str, Step] = {
-            # in-band, or out-of-band / auto through the node's BMC
-            states.STARTING: lambda record: out_of_band.run(
-                rt, self.sessions, self.pacer, hooks, record
-            ),
+            states.STARTING: functools.partial(start.run, rt, self.inspectors.for_run),
             states.PROCESSING: functools.partial(processing.run, rt, hooks),
             states.REAPPLYING: functools.partial(processing.run, rt, hooks),
             states.ABORTING: functools.partial(abort.run, rt),
         }
+        self.queue = WorkQueue(rt, filing.fail, self.steps)
         self.takeover = takeover.Takeover(rt, self.queue, self.steps)
         self.draining = False
         """Set when the conductor stops: the JSON-RPC endpoint refuses new

@@ -1,12 +1,12 @@
-"""The start step of an introspection in mode ``out-of-band`` or ``auto``:
-ask the node's Redfish BMC (doc/redfish.md).
+"""Out-of-band inspection (mode ``out-of-band`` or ``auto``): ask the
+node's Redfish BMC (doc/redfish.md), an :class:`~inspector.conductor.inspect.Inspect`.
 
-Under the node's lock, in the start step's worker, like the in-band start
-(:mod:`inspector.conductor.start`). The BMC's answer, in the shape of a
-ramdisk's inventory, is stored as the introspection's raw data and goes
+Under the node's lock, in the start step's worker. The BMC's answer, in
+the shape of a ramdisk's inventory, is stored as the introspection's raw
+data by the start step (:mod:`inspector.conductor.start`) and goes
 through the same processing step (hooks, rules, Ironic writes, the
-hardware history) at once, in this worker. Before that, Ironic ports are
-created for the MACs the BMC reported, so the PXE filter knows the
+hardware history) at once, in the same worker. Before that, Ironic ports
+are created for the MACs the BMC reported, so the PXE filter knows the
 machine even if it is never booted. Nothing powers the machine or
 changes its boot device here.
 
@@ -33,12 +33,10 @@ import logging
 from typing import Any
 
 from inspector import exceptions, faults, states
-from inspector.conductor import filing, ironic_inspection, processing, start
+from inspector.conductor import ironic_inspection
 from inspector.conductor.fencing import fence
-from inspector.conductor.power import PowerOnPacer
-from inspector.db import claims, transitions
+from inspector.conductor.inspect import Answer, Inspect
 from inspector.db.introspections import IntrospectionRecord
-from inspector.processing.base import ProcessingHook
 from inspector.redfish import collect, credentials, facts, ironic_engine
 from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
@@ -48,83 +46,61 @@ LOG = logging.getLogger(__name__)
 PORT_EXTRA = {"created_by": "ironic-inspector", "source": "redfish"}
 
 
-def run(
-    rt: Runtime,
-    sessions: Sessions,
-    pacer: PowerOnPacer,
-    hooks: list[ProcessingHook],
-    record: IntrospectionRecord,
-) -> None:
-    """The start step of ``record``, whatever its mode."""
-    if record.mode not in (states.OUT_OF_BAND, states.AUTO):
-        start.run(rt, pacer, record)
-        return
-    uuid = record.uuid
-    node = rt.baremetal.get_node(uuid)
-    try:
-        data = _ask(rt, sessions, record, node)
-    except (exceptions.BmcError, exceptions.InvalidInput) as exc:
-        if record.mode != states.AUTO:
-            raise
-        # a BMC that cannot be asked: the ramdisk at once, the cause kept
-        LOG.warning(
-            "Node %s: %s; booting the ramdisk instead (mode auto)",
-            uuid,
-            exceptions.first_line(exc),
-        )
-        fallback(rt, pacer, record, _unasked(rt, exc))
-        return
-    bmc = data["redfish"]["bmc"]
-    inventory = data["inventory"]
-    lacking = facts.missing(inventory, rt.conf.redfish.required_facts)
-    if record.mode == states.AUTO and lacking:
-        LOG.info(
-            "Node %s: %s did not give %s; booting the ramdisk for the rest",
-            uuid,
-            bmc,
-            ", ".join(lacking),
-        )
-        data["redfish"]["lacking"] = lacking
-        fallback(rt, pacer, record, data)
-        return
-    if lacking:
-        LOG.warning(
-            "Node %s: %s did not give %s; processing what it gave",
-            uuid,
-            bmc,
-            ", ".join(lacking),
-        )
-    fence(rt, record)
-    _create_ports(rt, uuid, inventory)
-    faults.at("bmc-collected", record.state, uuid)
-    waiting = transitions.waiting(rt.db, record)
-    posted = transitions.posted(rt.db, waiting, data, out_of_band=True)
-    # this worker processes it at once; a conductor lost meanwhile leaves a
-    # processing step the sweep resumes from the stored data
-    claimed = claims.claim(
-        rt.db,
-        uuid,
-        posted.version,
-        rt.conf.host,
-        rt.run_id,
-        state=states.PROCESSING,
-    )
-    try:
-        processing.run(rt, hooks, claimed)
-    except (exceptions.StaleState, exceptions.ServiceUnavailable):
-        raise  # the work queue's: dropped, or resumed by the sweep
-    except Exception as exc:
-        # filed here, against the processing step's version: the work
-        # queue would file it against the start step's, which the
-        # transitions above made stale (the failure then waited for a
-        # sweep to run the processing again)
-        if isinstance(exc, exceptions.InspectorError):
-            LOG.error("Introspection of node %s failed: %s", uuid, exc)
-            message = str(exc)
-        else:
-            LOG.exception("Unexpected error in processing of node %s", uuid)
-            message = f"Unexpected {type(exc).__name__} while processing: {exc}"
-        filing.fail(rt, uuid, claimed.version, message)
+class Bmc:
+    """The node's BMC, asked through sushy or, with ``[redfish]engine =
+    ironic``, through Ironic's own ``redfish`` inspection; in mode ``auto``
+    a BMC that cannot tell enough boots the ramdisk (``in_band``)."""
+
+    def __init__(self, rt: Runtime, sessions: Sessions, in_band: Inspect) -> None:
+        self.rt = rt
+        self.sessions = sessions
+        self.in_band = in_band
+
+    def inspect(self, record: IntrospectionRecord) -> Answer:
+        rt, uuid = self.rt, record.uuid
+        node = rt.baremetal.get_node(uuid)
+        try:
+            data = _ask(rt, self.sessions, record, node)
+        except (exceptions.BmcError, exceptions.InvalidInput) as exc:
+            if record.mode != states.AUTO:
+                raise
+            # a BMC that cannot be asked: the ramdisk at once, the cause kept
+            LOG.warning(
+                "Node %s: %s; booting the ramdisk instead (mode auto)",
+                uuid,
+                exceptions.first_line(exc),
+            )
+            return self._fallback(record, _unasked(rt, exc))
+        bmc = data["redfish"]["bmc"]
+        inventory = data["inventory"]
+        lacking = facts.missing(inventory, rt.conf.redfish.required_facts)
+        if record.mode == states.AUTO and lacking:
+            LOG.info(
+                "Node %s: %s did not give %s; booting the ramdisk for the rest",
+                uuid,
+                bmc,
+                ", ".join(lacking),
+            )
+            data["redfish"]["lacking"] = lacking
+            return self._fallback(record, data)
+        if lacking:
+            LOG.warning(
+                "Node %s: %s did not give %s; processing what it gave",
+                uuid,
+                bmc,
+                ", ".join(lacking),
+            )
+        fence(rt, record)
+        _create_ports(rt, uuid, inventory)
+        faults.at("bmc-collected", record.state, uuid)
+        return Answer(data=data)
+
+    def _fallback(self, record: IntrospectionRecord, data: dict[str, Any]) -> Answer:
+        """``auto`` without enough from the BMC: the in-band start, the
+        BMC's data kept on the record (now an in-band run) for the
+        processing."""
+        self.in_band.inspect(record)
+        return Answer(bmc_data=data)
 
 
 def _ask(
@@ -191,14 +167,3 @@ def _create_ports(rt: Runtime, uuid: str, inventory: dict[str, Any]) -> None:
         created += 1
     if created:
         LOG.info("Node %s: %d ports created for the BMC's MACs", uuid, created)
-
-
-def fallback(
-    rt: Runtime,
-    pacer: PowerOnPacer,
-    record: IntrospectionRecord,
-    data: dict[str, Any],
-) -> None:
-    """``auto`` without enough from the BMC: the in-band start, the BMC's
-    data kept on the record (now an in-band run) for the processing."""
-    start.run(rt, pacer, record, bmc_data=data)

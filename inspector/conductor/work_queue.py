@@ -1,13 +1,16 @@
 """The conductor's work queue: a step is claimed on delivery, then run in a
 worker thread under the node's lock; what goes wrong ends the introspection
 with a message naming the cause (through the ``fail`` the manager gives).
-It knows no workflow: a step is any callable taking the claimed record."""
+It knows no workflow: a step is any callable taking the claimed record. A
+step that makes the next one (a start that got the data: processing)
+returns its record; the queue claims it and runs it at once, in the same
+worker, under the same lock."""
 
 import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from inspector import exceptions, faults, metrics
 from inspector.db import claims, introspections
@@ -20,8 +23,9 @@ LOG = logging.getLogger(__name__)
 LOCK_TIMEOUT = 60.0
 """Seconds a step waits for a node lock held by other work on the node."""
 
-Step = Callable[[IntrospectionRecord], None]
-"""The work of one state (start, processing, abort) for the record it gets."""
+Step = Callable[[IntrospectionRecord], IntrospectionRecord | None]
+"""The work of one state (start, processing, abort) for the record it gets;
+the record of the step it makes next, if any."""
 
 Fail = Callable[[Runtime, str, int, str], None]
 """Ends the introspection of a node (uuid, version) in error with a message."""
@@ -31,9 +35,13 @@ class WorkQueue:
     """Runs steps in a pool of ``max_concurrency`` workers, one step per
     node at a time in this process."""
 
-    def __init__(self, rt: Runtime, fail: Fail) -> None:
+    def __init__(
+        self, rt: Runtime, fail: Fail, steps: Mapping[str, Step] | None = None
+    ) -> None:
         self.rt = rt
         self._fail = fail
+        self._steps = steps or {}
+        """The step of each state, for a step that makes the next one."""
         self._workers = concurrent.futures.ThreadPoolExecutor(
             max_workers=rt.conf.max_concurrency, thread_name_prefix="work"
         )
@@ -188,9 +196,22 @@ class WorkQueue:
             (time.monotonic() - waited) * 1000,
         )
         try:
-            step(record)
-            LOG.debug("The %s step of node %s ended", expected_state, uuid)
-            faults.at("ended", expected_state, uuid)
+            while True:
+                following = step(record)
+                LOG.debug("The %s step of node %s ended", expected_state, uuid)
+                faults.at("ended", expected_state, uuid)
+                if following is None:
+                    break
+                # claimed here, so a failure is filed against its version
+                record = claims.claim(
+                    self.rt.db,
+                    uuid,
+                    following.version,
+                    self.rt.conf.host,
+                    self.rt.run_id,
+                    state=following.state,
+                )
+                expected_state, step = record.state, self._steps[record.state]
         except exceptions.StaleState:
             LOG.warning(
                 "Node %s changed while %s; dropping this work", uuid, expected_state

@@ -7,13 +7,15 @@ from typing import Any
 import pytest
 
 from inspector import exceptions, states
-from inspector.conductor import ironic_inspection, out_of_band, processing
+from inspector.conductor import ironic_inspection, out_of_band, processing, start
+from inspector.conductor.in_band import InBand
+from inspector.conductor.inspect import Inspectors
 from inspector.db import claims, introspections, stored_data, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.redfish import collect
 from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
-from tests.unit.conductor.conftest import UUID, FakeIronic, moved_on
+from tests.unit.conductor.conftest import UUID, FakeIronic, claimed, moved_on
 from tests.unit.conductor.test_start import Pacer
 
 MAC1, MAC2 = "52:54:00:00:00:01", "52:54:00:00:00:02"
@@ -70,8 +72,14 @@ def redfish_node(ironic: FakeIronic) -> None:
 
 
 def _run(rt: Runtime, record: IntrospectionRecord) -> Pacer:
+    """The start step as the conductor runs it, and the processing step it
+    makes claimed as the work queue claims it."""
     pacer = Pacer()
-    out_of_band.run(rt, Sessions(rt.conf), pacer, [], record)  # type: ignore[arg-type]
+    in_band = InBand(rt, pacer)  # type: ignore[arg-type]
+    inspectors = Inspectors(in_band, out_of_band.Bmc(rt, Sessions(rt.conf), in_band))
+    following = start.run(rt, inspectors.for_run, record)
+    if following is not None:
+        processing.run(rt, [], claimed(rt, following))
     return pacer
 
 
@@ -343,22 +351,6 @@ def test_ironic_engine_stops_waiting_when_the_introspection_moved_on(
     with pytest.raises(exceptions.StaleState):
         _run(rt, record)
     assert ironic.methods().count("get_node") == 2  # the start, one poll
-
-
-@pytest.mark.usefixtures("redfish_node", "answer")
-def test_a_processing_failure_ends_the_run_at_once(
-    rt: Runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Not left for a sweep: the failure is filed against the processing
-    step's version, not the start step's."""
-
-    def fails(_rt: Runtime, _hooks: Any, _record: IntrospectionRecord) -> None:
-        raise exceptions.InspectorError("no cpu.count")
-
-    monkeypatch.setattr(processing, "run", fails)
-    _run(rt, _starting(rt, states.OUT_OF_BAND))
-    record = introspections.get(rt.db, UUID)
-    assert (record.state, record.error) == (states.ERROR, "no cpu.count")
 
 
 def test_ironic_engine_auto_falls_back_for_lacking_facts(

@@ -1,6 +1,7 @@
 """The conductor's work queue: a step's failure goes to the ``fail`` it is
-given (it knows no workflow); a stopping queue gives the steps it has their
-time, and names what is left when the time is up instead of waiting."""
+given (it knows no workflow); a step that makes the next one has it claimed
+and run at once; a stopping queue gives the steps it has their time, and
+names what is left when the time is up instead of waiting."""
 
 import threading
 import types
@@ -12,17 +13,19 @@ from inspector import exceptions, states
 from inspector.conductor import work_queue
 from inspector.conductor.filing import fail
 from inspector.conductor.work_queue import WorkQueue
-from inspector.db import engine, introspections
+from inspector.db import engine, introspections, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.semaphore import SemaphoreLockProvider
 
 
-def _queue(db: engine.Database, workers: int = 1, failed: Any = fail) -> WorkQueue:
+def _queue(
+    db: engine.Database, workers: int = 1, failed: Any = fail, steps: Any = None
+) -> WorkQueue:
     conf = types.SimpleNamespace(max_concurrency=workers, host="c1")
     rt: Any = types.SimpleNamespace(
         conf=conf, db=db, run_id="run-1", locks=SemaphoreLockProvider()
     )
-    return WorkQueue(rt, failed)
+    return WorkQueue(rt, failed, steps)
 
 
 def _started(db: engine.Database, uuid: str) -> IntrospectionRecord:
@@ -147,3 +150,31 @@ def test_a_lock_held_by_other_work_fails_the_step(
         held.release()
     ((uuid, _version, message),) = failures.seen
     assert uuid == "u1" and message.startswith("Could not lock node u1 within")
+
+
+def test_a_step_that_makes_the_next_has_it_claimed_and_run(
+    db: engine.Database,
+) -> None:
+    """A start that got the data (out of band): the processing step runs at
+    once in the same worker, claimed, and its failure is filed against its
+    own version (not the start step's, which the data made stale)."""
+    seen: list[IntrospectionRecord] = []
+
+    def started(record: IntrospectionRecord) -> IntrospectionRecord:
+        return transitions.posted(db, transitions.waiting(db, record), {})
+
+    def processing(record: IntrospectionRecord) -> None:
+        seen.append(record)
+        raise exceptions.InspectorError("no cpu.count")
+
+    failures = Failures()
+    queue = _queue(db, failed=failures, steps={states.PROCESSING: processing})
+    record = _started(db, "u1")
+    done = queue.submit("u1", record.version, states.STARTING, started)
+    assert done is not None
+    done.result(10)
+    [claimed] = seen
+    assert (claimed.state, claimed.owner) == (states.PROCESSING, "c1")
+    assert claimed == introspections.get(db, "u1")
+    assert failures.seen == [("u1", claimed.version, "no cpu.count")]
+    assert queue.active() == set()
