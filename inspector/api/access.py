@@ -110,7 +110,7 @@ class _Decisions:
     def decide(self, rule: str, environ: dict[str, Any]) -> tuple[bool, Any]:
         """(allowed, the caller's context or None when remembered)."""
         self._refresh()
-        key = (rule, *(environ.get(h) for h in IDENTITY_HEADERS))
+        key = (rule, *map(environ.get, IDENTITY_HEADERS))
         answer = self._answers.get(key)
         if answer is not None:
             return answer, None
@@ -128,6 +128,9 @@ _enforcers: dict[int, _Decisions] = {}
 
 
 def _decisions(conf: cfg.ConfigOpts) -> _Decisions:
+    found = _enforcers.get(id(conf))  # every request: no lock to find it
+    if found is not None:
+        return found
     with _guard:
         found = _enforcers.get(id(conf))
         if found is None:

@@ -8,6 +8,7 @@ same body and headers the Flask route gives, and hands every other
 request, including every error, to the Flask app unchanged.
 """
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -26,6 +27,30 @@ _LEGACY_KEY = "HTTP_" + versions.HEADER.upper().replace("-", "_")
 _STANDARD_KEY = "HTTP_" + versions.STANDARD_HEADER.upper().replace("-", "_")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+"""Compact, as Flask's JSON provider writes; ``json.dumps`` with separators
+would build a new encoder for every request."""
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    """The same bytes Flask's JSON provider writes (compact, newline)."""
+    return (_ENCODER.encode(body) + "\n").encode()
+
+
+@functools.cache
+def _version_headers(version: versions.Version) -> tuple[tuple[str, str], ...]:
+    # a few versions are asked for; every request of one gets the same
+    return (*versions.response_headers(version).items(), ("Vary", versions.VARY))
+
+
+def headers(version: versions.Version, length: int) -> list[tuple[str, str]]:
+    """The answer's headers, as the Flask route gives them."""
+    return [
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(length)),
+        *_version_headers(version),
+    ]
 
 
 class StatusFastPath:
@@ -50,14 +75,6 @@ class StatusFastPath:
             record = introspections.get(self._rt.db, match.group(1).lower())
         except Exception:  # noqa: BLE001 - every error answers through Flask
             return self._app(environ, start_response)  # the one error path
-        body = status_body(record, urls.base_url(environ), version)
-        # the same bytes Flask's JSON provider writes (compact, newline)
-        data = (json.dumps(body, separators=(",", ":")) + "\n").encode()
-        headers = [
-            ("Content-Type", "application/json"),
-            ("Content-Length", str(len(data))),
-            *versions.response_headers(version).items(),
-            ("Vary", versions.VARY),
-        ]
-        start_response("200 OK", headers)
+        data = encode(status_body(record, urls.base_url(environ), version))
+        start_response("200 OK", headers(version, len(data)))
         return [data]
