@@ -24,7 +24,7 @@ from inspector.api import (
     versions,
 )
 from inspector.api.status_fast_path import StatusFastPath
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 
 def _authorize() -> None:
@@ -35,7 +35,7 @@ def _authorize() -> None:
     rule = access.ENDPOINT_RULES.get(endpoint)
     if rule is None:  # fail closed: a route without a rule is a bug
         raise access.Forbidden(rule=endpoint, roles="(no policy rule)")
-    rt: Runtime = flask.current_app.config["RUNTIME"]
+    rt: ApiRuntime = flask.current_app.config["RUNTIME"]
     access.check(rt.conf, rule, flask.request.environ)
 
 
@@ -97,7 +97,7 @@ class OperatorPaths:
         return result
 
 
-def _operator_paths(app: Callable[..., Any], rt: Runtime) -> Callable[..., Any]:
+def _operator_paths(app: Callable[..., Any], rt: ApiRuntime) -> Callable[..., Any]:
     routes: dict[str, Callable[..., Any]] = {}
     if rt.conf.healthcheck.enabled:
         from inspector.api import health
@@ -110,7 +110,7 @@ def _operator_paths(app: Callable[..., Any], rt: Runtime) -> Callable[..., Any]:
     return OperatorPaths(app, routes) if routes else app
 
 
-def create_app(rt: Runtime) -> flask.Flask:
+def create_app(rt: ApiRuntime) -> flask.Flask:
     """Build the API application around a process's :class:`Runtime`."""
     app = flask.Flask("inspector.api")
     app.config["RUNTIME"] = rt

@@ -12,7 +12,7 @@ import flask
 from inspector import exceptions
 from inspector.api import params, urls
 from inspector.coordination.service_group import ServiceGroup
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 blueprint = flask.Blueprint("conductors", __name__, url_prefix="/v1/conductors")
 
@@ -20,9 +20,7 @@ REASON_MAX = 255
 
 
 def _group() -> ServiceGroup:
-    rt: Runtime = flask.current_app.config["RUNTIME"]
-    if rt.conductors is None:
-        raise exceptions.NoConductor(reason="no conductor view in this process")
+    rt: ApiRuntime = flask.current_app.config["RUNTIME"]
     return rt.conductors
 
 

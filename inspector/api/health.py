@@ -32,11 +32,11 @@ from oslo_middleware.healthcheck import pluginbase
 from inspector.conf.healthcheck import CHECKS
 
 if TYPE_CHECKING:
-    from inspector.runtime import Runtime
+    from inspector.runtime import ApiRuntime
 
 PATH = "/healthcheck"
 
-_runtimes: dict[int, "Runtime"] = {}
+_runtimes: dict[int, "ApiRuntime"] = {}
 """The runtime behind each ConfigOpts: plugins are built from the config
 object only (oslo.middleware's plugin interface)."""
 
@@ -67,7 +67,7 @@ class _Check(pluginbase.HealthcheckBaseExtension):
         self._running: concurrent.futures.Future[tuple[bool, str]] | None = None
 
     @property
-    def runtime(self) -> "Runtime":
+    def runtime(self) -> "ApiRuntime":
         return _runtimes[id(self.oslo_conf)]
 
     def probe(self) -> tuple[bool, str]:
@@ -112,20 +112,12 @@ class CoordinationCheck(_Check):
         if conf.standalone:
             return True, "standalone: in-process locks, this process is the conductor"
         where = _redacted(conf.coordination.backend_url)
-        group = self.runtime.conductors
-        if group is not None:  # read now, not the router's (stale-tolerant) view
-            views = group.conductors(with_work=False)  # no database needed
-            alive = [v["hostname"] for v in views if v["alive"]]
-            enabled = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
-            if alive and not enabled:
-                return False, f"{where}: every live conductor is disabled"
-            hosts = enabled
-        else:
-            rpc = self.runtime.rpc
-            if rpc is None:
-                return False, "this process has no conductor router"
-            rpc.router.invalidate()
-            hosts = rpc.router.hosts()
+        # read now, not the router's (stale-tolerant) view
+        views = self.runtime.conductors.conductors(with_work=False)  # no database
+        alive = [v["hostname"] for v in views if v["alive"]]
+        hosts = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
+        if alive and not hosts:
+            return False, f"{where}: every live conductor is disabled"
         if not hosts:
             return False, f"{where}: no conductor is a live member of the group"
         return True, f"{where}: {len(hosts)} conductor(s) alive: {', '.join(hosts)}"
@@ -156,8 +148,6 @@ class MessagingCheck(_Check):
         from inspector.jsonrpc import probe
 
         rpc = self.runtime.rpc
-        if rpc is None:
-            return False, "this process has no conductor router"
         router = rpc.router
         hosts = router.routable() if hasattr(router, "routable") else router.hosts()
         endpoint = getattr(router, "endpoint", lambda _host: None)
@@ -174,7 +164,7 @@ class InspectorHealthcheck(healthcheck.Healthcheck):
         return value
 
 
-def build(rt: "Runtime", app: Callable[..., Any]) -> Callable[..., Any]:
+def build(rt: "ApiRuntime", app: Callable[..., Any]) -> Callable[..., Any]:
     """The WSGI application answering GET/HEAD /healthcheck for ``rt``.
 
     ``app`` answers what the health check leaves alone (a source address

@@ -10,13 +10,13 @@ from inspector.api.status_body import status_body
 from inspector.db import data_store, listing
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import operator
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 blueprint = flask.Blueprint("introspection", __name__, url_prefix="/v1/introspection")
 
 
-def _rt() -> Runtime:
-    rt: Runtime = flask.current_app.config["RUNTIME"]
+def _rt() -> ApiRuntime:
+    rt: ApiRuntime = flask.current_app.config["RUNTIME"]
     return rt
 
 
@@ -116,7 +116,7 @@ def abort(node_id: str) -> flask.Response:
 
 def _data(node_id: str, processed: bool) -> flask.Response:
     rt = _rt()
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     if isinstance(store, data_store.NoStore):
         store.get("", processed=processed)  # the "not configured" 404
     uuid = operator.resolve(rt, node_id)

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 import flask
-from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.api import fleet_view, params
@@ -136,7 +135,7 @@ def get_outliers() -> flask.Response:
 class ExpectedCabling:
     """The expected-cabling file's rules, read again when it changes.
 
-    Checked at start (:func:`check_conf`); a file made malformed later
+    Checked at start (:mod:`inspector.server.checks`); a file made malformed later
     keeps the last good rules (and logs why) rather than failing requests.
     """
 
@@ -175,21 +174,6 @@ class ExpectedCabling:
 
 
 EXPECTED = ExpectedCabling()
-
-
-def check_conf(conf: cfg.ConfigOpts) -> None:
-    """Refuse to start with an unreadable or malformed expected-cabling file.
-
-    :raises ConfigError: naming the file and the line.
-    """
-    path = conf.inventory.expected_cabling
-    if path:
-        try:
-            expected.load(path)
-        except expected.Malformed as exc:
-            raise exceptions.ConfigError(
-                f"Invalid configuration: [inventory]expected_cabling: {exc}"
-            ) from None
 
 
 def cabling_rules(rt: Runtime) -> tuple[expected.CablingRule, ...]:

@@ -19,7 +19,7 @@ from inspector import states
 from inspector.db import sweeps
 from inspector.exceptions import InspectorError
 from inspector.metrics import MULTIPROC_ENV, PREFIX
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class SharedStateCollector:
     state index (as long as the work, not the history).
     """
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: ApiRuntime) -> None:
         self._rt = rt
         self._final: dict[str, int] = {}
         self._final_at: float | None = None
@@ -60,14 +60,12 @@ class SharedStateCollector:
         for state in states.ALL:
             by_state.add_metric([state], counts.get(state, 0))
         yield by_state
-        router = self._rt.rpc.router if self._rt.rpc is not None else None
-        if router is not None:
-            alive = core.GaugeMetricFamily(
-                f"{PREFIX}_conductors_alive",
-                "Conductors that are live members of the conductor group.",
-            )
-            alive.add_metric([], len(router.hosts()))
-            yield alive
+        alive = core.GaugeMetricFamily(
+            f"{PREFIX}_conductors_alive",
+            "Conductors that are live members of the conductor group.",
+        )
+        alive.add_metric([], len(self._rt.rpc.router.hosts()))
+        yield alive
         yield from _pxe_filters(self._rt)
 
 
@@ -85,7 +83,7 @@ PXE_GAUGES = (
 )
 
 
-def _pxe_filters(rt: Runtime) -> Iterator[core.Metric]:
+def _pxe_filters(rt: ApiRuntime) -> Iterator[core.Metric]:
     """One gauge family per field of ``GET /v1/pxe-filters``, by host."""
     from inspector.db import pxe
     from inspector.pxe_filter.report import view
@@ -123,7 +121,7 @@ def recorded() -> Any:
 
 
 def exposition_app(
-    rt: Runtime,
+    rt: ApiRuntime,
 ) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """The WSGI application answering ``GET /metrics``."""
     shared = SharedStateCollector(rt)

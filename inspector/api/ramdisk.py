@@ -4,7 +4,7 @@ import flask
 
 from inspector.api import params, payload
 from inspector.intake import ramdisk as intake_ramdisk
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 blueprint = flask.Blueprint("ramdisk", __name__)
 
@@ -15,6 +15,6 @@ def post_continue() -> flask.Response:
     assert data is not None
     payload.validate(data)
     payload.redact(data)
-    rt: Runtime = flask.current_app.config["RUNTIME"]
+    rt: ApiRuntime = flask.current_app.config["RUNTIME"]
     uuid = intake_ramdisk.continue_(rt, data)
     return flask.jsonify({"uuid": uuid})

@@ -9,7 +9,6 @@ import flask
 
 from inspector import exceptions
 from inspector.api import params, urls, versions
-from inspector.db import data_store
 from inspector.db import rules as rules_db
 from inspector.intake import operator
 from inspector.runtime import Runtime
@@ -229,7 +228,7 @@ def test_rules() -> flask.Response:
             if not body.get("ports"):
                 ports = rt.baremetal.list_ports(uuid)
         if data is None:
-            data = data_store.for_conf(rt.conf, rt.db).get(uuid, processed=True)
+            data = rt.stores.current().get(uuid, processed=True)
     if data is None:
         raise exceptions.InvalidInput(
             "data: post the introspection data, or give node_uuid to use the "

@@ -140,7 +140,7 @@ def _service_group(conf: cfg.ConfigOpts) -> Any:
 def _sync(conf: cfg.ConfigOpts) -> int:
     from inspector.baremetal.client import BaremetalClient
     from inspector.conductor import reconcile
-    from inspector.db import engine, migration
+    from inspector.db import data_store, engine, migration
     from inspector.locking.semaphore import SemaphoreLockProvider
     from inspector.runtime import Runtime
 
@@ -149,7 +149,11 @@ def _sync(conf: cfg.ConfigOpts) -> int:
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
     rt = Runtime(
-        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=SemaphoreLockProvider()
+        conf=conf,
+        db=db,
+        baremetal=BaremetalClient(conf),
+        locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(conf, db),
     )
     report = reconcile.sync(
         rt,

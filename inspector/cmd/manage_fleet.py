@@ -150,14 +150,7 @@ def _inventory(conf: cfg.ConfigOpts) -> int:
         )
         columns = INVENTORY_COLUMNS["outliers"]
     else:
-        rules: list[expected.CablingRule] = []
-        if opts.expected_cabling:
-            try:
-                rules = expected.load(opts.expected_cabling)
-            except expected.Malformed as exc:
-                raise exceptions.ConfigError(
-                    f"Invalid configuration: [inventory]expected_cabling: {exc}"
-                ) from None
+        rules = expected.configured(opts.expected_cabling)
         view = cabling.view(fleet.snapshot(db).links, rules)
         if command.json:
             print(json.dumps(view, indent=2))

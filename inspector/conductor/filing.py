@@ -16,7 +16,6 @@ from typing import Any
 from inspector import exceptions
 from inspector.conductor import owed
 from inspector.db import (
-    data_store,
     hardware_runs,
     introspections,
     stored_data,
@@ -48,7 +47,7 @@ def finish(
     """Record ``done``: the data filed, the introspection finished (with
     the writes it owes, if any)."""
     uuid = record.uuid
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     writes = None
     if done.pending is not None:
         # a node whose results Ironic did not take keeps them in the database
@@ -78,13 +77,13 @@ def keep_before_failure(rt: Runtime, uuid: str) -> None:
     """An introspection is about to end in error: its raw data is filed
     where the store says first, so a client that sees ``error`` can read
     it at once (as for ``finished``)."""
-    data_store.for_conf(rt.conf, rt.db).keep(uuid, None)
+    rt.stores.current().keep(uuid, None)
 
 
 def file_failure(rt: Runtime, failed: IntrospectionRecord) -> None:
     """An introspection ended in error: the store settles it (the database
     keeps its raw data; elsewhere the database's copy is dropped)."""
-    data_store.for_conf(rt.conf, rt.db).settle(failed)
+    rt.stores.current().settle(failed)
 
 
 def file_settled(rt: Runtime, record: IntrospectionRecord) -> None:
@@ -94,7 +93,7 @@ def file_settled(rt: Runtime, record: IntrospectionRecord) -> None:
         processed = stored_data.get(rt.db, record.uuid, processed=True)
     except exceptions.NotFound:
         processed = None
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     store.keep(record.uuid, processed)
     store.settle(record)
 

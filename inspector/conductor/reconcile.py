@@ -155,7 +155,7 @@ def _expected(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drift(rt: Runtime, known: set[str], apply: bool, report: Report) -> None:
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     for record in _all_records(rt):
         if (
             record.uuid not in known
@@ -231,7 +231,7 @@ NOT_REBUILT = (
 
 
 def _rebuild(rt: Runtime, known: set[str], report: Report) -> None:
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     if not isinstance(store, data_store.DirectoryStore):
         raise exceptions.InvalidInput(
             "A rebuild reads [processing]store_data = directory; this "

@@ -190,9 +190,30 @@ class DirectoryStore:
 
 
 def for_conf(conf: cfg.ConfigOpts, db: Database) -> DataStore:
+    """The store ``[processing]store_data`` names now."""
     kind = conf.processing.store_data
     if kind == "database":
         return DatabaseDataStore(db)
     if kind == "directory":
         return DirectoryStore(db, conf.processing.store_data_dir)
     return NoStore(db)
+
+
+class DataStores:
+    """The store of a process, built once per setting: ``store_data`` is
+    mutable (a SIGHUP may change it), so :meth:`current` builds the store
+    again only when the setting changed."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: Database) -> None:
+        self._conf = conf
+        self._db = db
+        self._built: tuple[tuple[str, str], DataStore] | None = None
+
+    def current(self) -> DataStore:
+        opts = self._conf.processing
+        setting = (opts.store_data, opts.store_data_dir)
+        built = self._built  # one read: another thread may replace it
+        if built is None or built[0] != setting:
+            built = (setting, for_conf(self._conf, self._db))
+            self._built = built
+        return built[1]

@@ -19,7 +19,10 @@ import dataclasses
 import fnmatch
 import re
 
+from inspector import exceptions
+
 FIELDS = ("node", "nic", "switch", "port")
+OPTION = "[inventory]expected_cabling"
 _MAC = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 
 
@@ -99,3 +102,19 @@ def load(path: str) -> list[CablingRule]:
     except (OSError, UnicodeDecodeError) as exc:
         raise Malformed(f"{path} cannot be read: {exc}") from None
     return parse(text, path)
+
+
+def configured(path: str | None) -> list[CablingRule]:
+    """The rules of the configured file (none when it is unset): what the
+    start-up check, the CLI and the API's first read share.
+
+    :raises ConfigError: naming the option, the file and the bad line.
+    """
+    if not path:
+        return []
+    try:
+        return load(path)
+    except Malformed as exc:
+        raise exceptions.ConfigError(
+            f"Invalid configuration: {OPTION}: {exc}"
+        ) from None

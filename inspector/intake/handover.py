@@ -18,7 +18,7 @@ from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import claims
 from inspector.db.introspections import IntrospectionRecord
 from inspector.outages import OutageLog
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -31,12 +31,12 @@ Cast = Callable[[ConductorClient, str, int], str]
 step of one node at one version and returns the conductor that took it."""
 
 
-def claim_within(rt: Runtime) -> float:
+def claim_within(rt: ApiRuntime) -> float:
     """Seconds a conductor has to pick up a step this API hands over."""
     return float(rt.conf.coordination.claim_timeout)
 
 
-def require_conductor(rt: Runtime) -> None:
+def require_conductor(rt: ApiRuntime) -> None:
     """Before recording an operator's request: is there a conductor to do
     it? Nothing is written when there is none, so the 503 changes nothing
     and the client's retry starts afresh.
@@ -44,17 +44,13 @@ def require_conductor(rt: Runtime) -> None:
     :raises ServiceUnavailable: no live, enabled conductor is known, or
         none takes work from this process (json-rpc: credentials, TLS).
     """
-    if rt.rpc is None:
-        raise exceptions.NoConductor(reason="no conductor is available")
     rt.rpc.require()
 
 
-def hand_over(rt: Runtime, record: IntrospectionRecord, cast: Cast) -> None:
+def hand_over(rt: ApiRuntime, record: IntrospectionRecord, cast: Cast) -> None:
     """Cast the step ``record`` is in; when no conductor takes it now, leave
     it for the leader's sweep (see the module's documentation)."""
     try:
-        if rt.rpc is None:
-            raise exceptions.NoConductor(reason="no conductor is available")
         host = cast(rt.rpc, record.uuid, record.version)
     except exceptions.ServiceUnavailable as exc:
         OUTAGE.failed(exc)
@@ -65,7 +61,7 @@ def hand_over(rt: Runtime, record: IntrospectionRecord, cast: Cast) -> None:
         _note_addressee(rt, record, host)
 
 
-def _note_addressee(rt: Runtime, record: IntrospectionRecord, host: str) -> None:
+def _note_addressee(rt: ApiRuntime, record: IntrospectionRecord, host: str) -> None:
     """Say which conductor's queue the cast is in. This API's view of the
     group lags a kill by the membership timeout: a cast made meanwhile sits
     in the dead conductor's queue, and the leader takes its step over as
@@ -78,7 +74,7 @@ def _note_addressee(rt: Runtime, record: IntrospectionRecord, host: str) -> None
         LOG.debug("Could not note the conductor of node %s: %s", record.uuid, exc)
 
 
-def _leave_for_sweep(rt: Runtime, record: IntrospectionRecord, cause: str) -> None:
+def _leave_for_sweep(rt: ApiRuntime, record: IntrospectionRecord, cause: str) -> None:
     try:
         released = claims.release_claim(rt.db, record.uuid, record.version)
     except exceptions.InspectorError as exc:

@@ -14,11 +14,11 @@ from typing import Any
 
 from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
-from inspector.db import data_store, introspections, ramdisk_logs, transitions
+from inspector.db import introspections, ramdisk_logs, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.intake import handover, lookup
 from inspector.redfish import credentials, ironic_engine
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime, Runtime
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def status(rt: Runtime, node_id: str, *, names: bool = True) -> IntrospectionRec
 
 
 def start(
-    rt: Runtime,
+    rt: ApiRuntime,
     node_id: str,
     manage_boot: bool,
     *,
@@ -178,7 +178,7 @@ def _check_node(rt: Runtime, node: dict[str, Any]) -> None:
         )
 
 
-def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
+def abort(rt: ApiRuntime, node_id: str, *, names: bool = True) -> None:
     uuid = resolve(rt, node_id, names=names)
     with _node_locked(rt, uuid):
         record = introspections.get(rt.db, uuid)
@@ -195,10 +195,10 @@ def abort(rt: Runtime, node_id: str, *, names: bool = True) -> None:
 
 
 def reapply(
-    rt: Runtime, node_id: str, data: dict[str, Any] | None, *, names: bool = True
+    rt: ApiRuntime, node_id: str, data: dict[str, Any] | None, *, names: bool = True
 ) -> None:
     uuid = resolve(rt, node_id, names=names)
-    store = data_store.for_conf(rt.conf, rt.db)
+    store = rt.stores.current()
     if data is None:
         store.check_reapply()
     else:

@@ -14,7 +14,7 @@ from inspector import exceptions, states
 from inspector.conductor.rpcapi import ConductorClient
 from inspector.db import introspections, ramdisk_logs, transitions
 from inspector.intake import discovery, handover, lookup
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 LOG = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ STARTING_GRACE = 5.0
 ``waiting`` (a very fast ramdisk can call back before the power-on returns)."""
 
 
-def continue_(rt: Runtime, data: dict[str, Any]) -> str:
+def continue_(rt: ApiRuntime, data: dict[str, Any]) -> str:
     """Accept a ramdisk's data: look the node up, store, hand over to a
     conductor. ``data`` loses its ``logs`` field."""
     logs = ramdisk_logs.take(data)
@@ -54,7 +54,7 @@ def continue_(rt: Runtime, data: dict[str, Any]) -> str:
     return record.uuid
 
 
-def _keep_logs_of_unknown(rt: Runtime, data: dict[str, Any], logs: Any) -> None:
+def _keep_logs_of_unknown(rt: ApiRuntime, data: dict[str, Any], logs: Any) -> None:
     """Data that matches no node is answered 404 and never reaches a
     conductor: its logs are written here, named ``unknown``, as
     ironic-inspector does (a failed lookup is a failure), when this

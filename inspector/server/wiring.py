@@ -1,12 +1,15 @@
 """The composition root: what each shape of the service is built of.
 
-One function per shape builds its :class:`~inspector.runtime.Runtime` and
-services: :func:`standalone` (``ironic-inspector``), :func:`conductor`
-(``ironic-inspector-conductor``) and :func:`api` (the WSGI application and
-``ironic-inspector-api-wsgi``). The functional tests build the standalone
-shape through the same function. Conductor-side modules are imported only
-by the shapes that run a conductor, so an API process never loads the
-workflows or the processing hooks.
+One function per shape runs the shape's checks first
+(:mod:`inspector.server.checks`), then builds its
+:class:`~inspector.runtime.Runtime`, complete, and its services:
+:func:`standalone` (``ironic-inspector``), :func:`conductor`
+(``ironic-inspector-conductor``), :func:`api` (the WSGI application and
+``ironic-inspector-api-wsgi``) and :func:`pxe_agent`. Nothing here judges
+an option. The functional tests build the standalone shape through the
+same function. Conductor-side modules are imported only by the shapes that
+run a conductor, so an API process never loads the workflows or the
+processing hooks.
 """
 
 import logging
@@ -20,12 +23,12 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.baremetal.client import BaremetalClient
 from inspector.conductor.rpcapi import ConductorClient, OsloSender
-from inspector.conf import opts, pxe_filter, shape
 from inspector.coordination import conductor_state, service_group
 from inspector.coordination.members import ENDPOINT, FixedConductor, GroupMembers
-from inspector.db import engine, migration
+from inspector.db import data_store, engine, migration
 from inspector.locking import factory
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime, Runtime
+from inspector.server import checks
 
 if TYPE_CHECKING:
     import flask
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 
-def _create_app(rt: Runtime) -> "flask.Flask":
+def _create_app(rt: ApiRuntime) -> "flask.Flask":
     from inspector.api.app import create_app
 
     return create_app(rt)
@@ -50,7 +53,7 @@ class Standalone:
 
     def __init__(
         self,
-        rt: Runtime,
+        rt: ApiRuntime,
         transport: messaging.Transport,
         conductor: "ConductorService",
         mdns: "Publisher | None" = None,
@@ -88,13 +91,6 @@ class Standalone:
         return unfinished
 
 
-def _built_in_rules(conf: cfg.ConfigOpts) -> None:
-    """Load ``[rules]built_in_rules``: an invalid file refuses the start."""
-    from inspector.rules import builtin  # when built, not when imported
-
-    builtin.install(conf)
-
-
 def _wait_for_schema(conf: cfg.ConfigOpts, db: engine.Database) -> None:
     """Long-running services wait for a database that starts after them."""
     migration.wait_for_schema(
@@ -111,41 +107,24 @@ def standalone(
     """Build the standalone shape (not started). ``db`` and ``baremetal``
     replace the configured database and Ironic client (tests)."""
     from inspector.conductor.service import ConductorService, oslo_server
-    from inspector.db import ramdisk_logs
 
-    opts.validate(conf)
-    _built_in_rules(conf)  # an invalid [rules]built_in_rules refuses the start
-    pxe_filter.check_driver(conf)
-    if conf.enable_mdns and conf.listen_unix_socket:
-        raise exceptions.ConfigError(
-            "Invalid configuration: [DEFAULT]enable_mdns needs a TCP listener "
-            "to publish, and listen_unix_socket is set: remove enable_mdns and "
-            "give the ramdisks the front end's URL "
-            "(ipa-inspection-callback-url)"
-        )
-    ramdisk_logs.check_conf(conf)
-    from inspector.api.inventory import check_conf as check_inventory
-
-    check_inventory(conf)
-    if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
-        from inspector.pxe_filter.service import backend_of
-
-        backend_of(conf).check()  # before anything connects
+    checks.standalone(conf)
     if db is None:
         db = engine.from_conf(conf)
         _wait_for_schema(conf, db)
     transport = messaging.get_rpc_transport(conf, url="fake://")
-    rt = Runtime(
+    states = conductor_state.DatabaseStateStore(db)
+    rt = ApiRuntime(
         conf=conf,
         db=db,
         baremetal=baremetal if baremetal is not None else BaremetalClient(conf),
         locks=factory.from_conf(conf),
+        stores=data_store.DataStores(conf, db),
+        rpc=ConductorClient(
+            OsloSender(conf, transport), FixedConductor(conf.host, states)
+        ),
+        conductors=service_group.for_standalone(db, conf),
     )
-    store = conductor_state.DatabaseStateStore(db)
-    rt.rpc = ConductorClient(
-        OsloSender(conf, transport), FixedConductor(conf.host, store)
-    )
-    rt.conductors = service_group.for_standalone(db, conf)
     conductor = ConductorService(rt, oslo_server(transport), FixedConductor(conf.host))
     publisher = None
     if conf.enable_mdns:  # zeroconf is loaded only then
@@ -153,7 +132,7 @@ def standalone(
 
         publisher = Publisher(conf)
     pxe = None
-    if conf.pxe_filter.driver in ("dnsmasq", "iptables"):
+    if conf.pxe_filter.driver in checks.FILTERING:
         from inspector.pxe_filter.service import PxeFilterSync
 
         pxe = PxeFilterSync(conf, rt.db, rt.baremetal)
@@ -225,27 +204,8 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
     from inspector.conductor.service import ConductorService
     from inspector.coordination.backend import describe, start_coordinator
     from inspector.coordination.group import Membership
-    from inspector.db import ramdisk_logs
 
-    opts.validate(conf)
-    _built_in_rules(conf)
-    if conf.enable_mdns:
-        # the API runs elsewhere, at a URL a conductor does not know, and one
-        # responder per network owns the name: publishing is standalone's
-        raise exceptions.ConfigError(
-            "Invalid configuration: [DEFAULT]enable_mdns is available in the "
-            "standalone process only: remove it and give the ramdisks "
-            "ipa-inspection-callback-url=<the API's URL> on their command line"
-        )
-    pxe_filter.check_driver(conf, split=True)
-    if conf.pxe_filter.driver != "noop":
-        LOG.info(
-            "[pxe_filter]driver = %s: conductors do not filter; "
-            "ironic-inspector-pxe-filter runs next to each DHCP server",
-            conf.pxe_filter.driver,
-        )
-    ramdisk_logs.check_conf(conf)
-    shape.check_split(conf)
+    checks.conductor(conf)
     # JSON-RPC's files (TLS, htpasswd) are checked before anything connects
     transport, serve, capabilities = _conductor_transport(conf)
     db = engine.from_conf(conf)
@@ -258,6 +218,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
         baremetal=BaremetalClient(conf),
         # its locks name it: the leader breaks them once it left the group
         locks=factory.from_conf(conf, coordinator, holder=f"{conf.host}/{run_id}"),
+        stores=data_store.DataStores(conf, db),
         run_id=run_id,
     )
     store = conductor_state.for_coordinator(coordinator)
@@ -279,6 +240,49 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
         backend=describe(conf.coordination.backend_url),
     )
     return Conductor(rt, transport, coordinator, service, membership)
+
+
+class MetricsExport:
+    """A conductor's recorded values, served on ``[metrics]conductor_port``
+    (Prometheus' own HTTP server, in a thread)."""
+
+    def __init__(self, address: str, port: int) -> None:
+        self.address = address
+        self.port = port
+        self._server: Any = None
+
+    def start(self) -> None:
+        import prometheus_client
+
+        try:
+            self._server, _thread = prometheus_client.start_http_server(
+                self.port, addr=self.address
+            )
+        except OSError as exc:
+            raise exceptions.ConfigError(
+                f"Invalid configuration: [metrics]conductor_port {self.port} on "
+                f"{self.address}: {exc.strerror or exc}"
+            ) from exc
+        LOG.info(
+            "Metrics of this conductor on http://%s:%d/metrics", self.address, self.port
+        )
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def conductor_parts(conf: cfg.ConfigOpts) -> list[Any]:
+    """``ironic-inspector-conductor``'s parts: its metrics endpoint (when
+    ``[metrics]conductor_port`` is set; served first, so the port is taken
+    before the conductor joins) and the conductor."""
+    built = conductor(conf)
+    port = conf.metrics.conductor_port
+    if not port:
+        return [built]
+    return [MetricsExport(conf.metrics.conductor_address, port), built]
 
 
 def _conductor_transport(
@@ -327,7 +331,7 @@ class Api:
 
     def __init__(
         self,
-        rt: Runtime,
+        rt: ApiRuntime,
         transport: messaging.Transport | None,
         coordinator: "CoordinationDriver",
     ) -> None:
@@ -354,17 +358,7 @@ def api(conf: cfg.ConfigOpts) -> Api:
     """Build the split-mode API service (ready to serve)."""
     from inspector.coordination.backend import start_coordinator
 
-    if conf.standalone:
-        raise exceptions.ConfigError(
-            "[DEFAULT]standalone is True: run ironic-inspector (API and "
-            "conductor in one process) instead, or set standalone = False"
-        )
-    opts.validate(conf)
-    _built_in_rules(conf)  # listed by GET /v1/rules
-    shape.check_split(conf)
-    from inspector.api.inventory import check_conf as check_inventory
-
-    check_inventory(conf)
+    checks.api(conf)
     # the transport's options are checked before anything connects; the
     # conductors' URLs come from the group, read later
     members: GroupMembers | None = None
@@ -390,14 +384,15 @@ def api(conf: cfg.ConfigOpts) -> Api:
         stale_ok=True,
         endpoints=conf.rpc_transport == "json-rpc",
     )
-    rt = Runtime(
+    rt = ApiRuntime(
         conf=conf,
         db=db,
         baremetal=BaremetalClient(conf),
         locks=factory.from_conf(conf, coordinator),
+        stores=data_store.DataStores(conf, db),
+        rpc=ConductorClient(sender, members),
+        conductors=service_group.for_split(coordinator, db),
     )
-    rt.rpc = ConductorClient(sender, members)
-    rt.conductors = service_group.for_split(coordinator, db)
     service = Api(rt, transport, coordinator)
     LOG.info(
         "API service of %s ready (split mode, %s transport)",
@@ -427,24 +422,17 @@ def pxe_agent(conf: cfg.ConfigOpts) -> PxeAgent:
     """Build the PXE filter agent of one DHCP host (not started)."""
     from inspector.pxe_filter.service import PxeFilterSync
 
-    opts.validate(conf, cluster=False)
-    pxe_filter.check_driver(conf)
-    if conf.pxe_filter.driver == "noop":
-        raise exceptions.ConfigError(
-            "Invalid configuration: [pxe_filter]driver = noop: the PXE filter "
-            "agent has nothing to do; set driver = dnsmasq (or iptables) for "
-            "the DHCP server on this host"
-        )
-    from inspector.pxe_filter.service import backend_of
-
-    # an unusable hostsdir or interface stops the start before anything connects
-    backend_of(conf).check()
+    checks.pxe_agent(conf)
     db = engine.from_conf(conf)
     _wait_for_schema(conf, db)
     from inspector.locking.semaphore import SemaphoreLockProvider
 
     # the agent takes no node lock: it only reads
     rt = Runtime(
-        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=SemaphoreLockProvider()
+        conf=conf,
+        db=db,
+        baremetal=BaremetalClient(conf),
+        locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(conf, db),
     )
     return PxeAgent(rt, PxeFilterSync(conf, db, rt.baremetal))

@@ -21,7 +21,7 @@ from inspector import states
 from inspector.conductor.service import ConductorService
 from inspector.conf import opts
 from inspector.db import engine, migration, transitions
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 from inspector.server import wiring
 from lab.waiting import wait_until
 from tests.functional.fake_ironic import FakeIronic
@@ -79,7 +79,7 @@ class Service:
 
     def __init__(
         self,
-        rt: Runtime,
+        rt: ApiRuntime,
         conductor: ConductorService,
         ironic: FakeIronic,
         client: FlaskClient,

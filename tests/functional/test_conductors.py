@@ -17,7 +17,6 @@ V119 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.19"}
 
 
 def _host(service: Service) -> str:
-    assert service.rt.conductors is not None
     (view,) = [v for v in service.rt.conductors.conductors() if v["alive"]]
     return str(view["hostname"])
 

@@ -101,7 +101,7 @@ def test_start_without_a_conductor_records_nothing(
     service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     uuid = node["uuid"]
-    router = service.rt.rpc.router  # type: ignore[union-attr]
+    router = service.rt.rpc.router
     with monkeypatch.context() as patch:
         patch.setattr(router, "pick", no_conductor)
         resp = service.client.post(f"/v1/introspection/{uuid}")
@@ -119,7 +119,7 @@ def test_abort_without_a_conductor_changes_nothing(
     service: Service, node: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     uuid = start(service, node)
-    router = service.rt.rpc.router  # type: ignore[union-attr]
+    router = service.rt.rpc.router
     with monkeypatch.context() as patch:
         patch.setattr(router, "pick", no_conductor)
         resp = service.client.post(f"/v1/introspection/{uuid}/abort")

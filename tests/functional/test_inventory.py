@@ -15,7 +15,7 @@ import pytest
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.api import inventory
+from inspector.fleet import expected
 from lab import fleet_rows
 from tests.functional.conftest import Service, database_conf, run_script
 
@@ -243,7 +243,7 @@ def test_malformed_expected_cabling_is_refused_naming_the_line(
     cabling.write_text("node-1, eno1, tor-1, Ethernet1\nnode-2, eno1, tor-1\n")
     conf.set_override("expected_cabling", str(cabling), group="inventory")
     with pytest.raises(exceptions.ConfigError, match="cabling.csv line 2: expected 4"):
-        inventory.check_conf(conf)
+        expected.configured(conf.inventory.expected_cabling)
 
 
 def test_fleet_page_escapes_and_links(service: Service) -> None:

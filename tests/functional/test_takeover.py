@@ -502,7 +502,7 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
 
     from inspector.conductor.service import ConductorService
     from inspector.coordination.members import FixedConductor
-    from inspector.db import engine, migration
+    from inspector.db import data_store, engine, migration
     from inspector.runtime import Runtime
     from tests.functional.fake_ironic import FakeIronic
 
@@ -510,7 +510,13 @@ def test_a_stop_gives_steps_their_time_then_names_what_is_left(
     db = engine.Database(f"sqlite:///{tmp_path}/stop.sqlite")
     migration.upgrade(db)
     ironic: Any = FakeIronic()  # the Ironic client's interface
-    rt = Runtime(conf=base_conf, db=db, baremetal=ironic, locks=SemaphoreLockProvider())
+    rt = Runtime(
+        conf=base_conf,
+        db=db,
+        baremetal=ironic,
+        locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(base_conf, db),
+    )
     conductor = ConductorService(rt, lambda _m: Idle(), FixedConductor("stop-1"))
     conductor.start()
     entered, release = threading.Event(), threading.Event()

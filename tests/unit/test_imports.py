@@ -252,10 +252,12 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "rules.builtin",
         }
     ),
-    # the composition root builds every shape
+    # the composition root builds every shape (after its checks, which
+    # read the expected cabling too)
     "server": frozenset(
         {
             "conf",
+            "fleet",
             "db",
             "baremetal",
             "net",
@@ -400,7 +402,8 @@ API_IMPORTS = textwrap.dedent(
     from inspector.conf import opts
     from inspector.db import engine, migration
     from inspector.locking import factory
-    from inspector.runtime import Runtime
+    from inspector.db.data_store import DataStores
+    from inspector.runtime import ApiRuntime
 
     conf = cfg.ConfigOpts()
     opts.register_all(conf)
@@ -410,11 +413,14 @@ API_IMPORTS = textwrap.dedent(
     conf.set_override("driver", "noop", group="pxe_filter")
     db = engine.Database("sqlite://")
     migration.ensure_schema(db)
-    rt = Runtime(
+    rt = ApiRuntime(
         conf=conf,
         db=db,
         baremetal=BaremetalClient(conf),
         locks=factory.from_conf(conf),
+        stores=DataStores(conf, db),
+        rpc=None,  # no request here casts or lists conductors
+        conductors=None,
     )
     app = inspector.api.app.create_app(rt)
     assert app.test_client().get("/").status_code == 200

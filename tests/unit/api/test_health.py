@@ -73,13 +73,16 @@ def test_coordination_without_live_conductors(conf: cfg.ConfigOpts) -> None:
     conf.set_override(
         "backend_url", "etcd3+http://u:pw@127.0.0.1:2379", group="coordination"
     )
-    router = types.SimpleNamespace(hosts=lambda: [], invalidate=lambda: None)
-    _with_runtime(conf, rpc=types.SimpleNamespace(router=router))
+    views: list[dict[str, Any]] = []
+    group = types.SimpleNamespace(conductors=lambda with_work=True: views)
+    _with_runtime(conf, conductors=group)
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert not result.available
     assert "no conductor is a live member" in (result.details or "")
     assert "pw" not in (result.details or "")  # the password is not shown
-    router.hosts = lambda: ["c-1", "c-2"]
+    views.extend(
+        {"hostname": h, "alive": True, "enabled": True} for h in ("c-1", "c-2")
+    )
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert result.available and "2 conductor(s) alive: c-1, c-2" in (
         result.details or ""

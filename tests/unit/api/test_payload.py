@@ -232,13 +232,20 @@ def test_secret_looking_keys_are_redacted_at_any_depth() -> None:
 def test_the_api_compiles_the_schema_when_it_builds_its_app(conf: Any, db: Any) -> None:
     from inspector.api import app as api_app
     from inspector.baremetal.client import BaremetalClient
+    from inspector.db.data_store import DataStores
     from inspector.locking import factory
-    from inspector.runtime import Runtime
+    from inspector.runtime import ApiRuntime
 
     conf.set_override("auth_strategy", "noauth")
     conf.set_override("driver", "noop", group="pxe_filter")
-    rt = Runtime(
-        conf=conf, db=db, baremetal=BaremetalClient(conf), locks=factory.from_conf(conf)
+    rt = ApiRuntime(
+        conf=conf,
+        db=db,
+        baremetal=BaremetalClient(conf),
+        locks=factory.from_conf(conf),
+        stores=DataStores(conf, db),
+        rpc=None,  # type: ignore[arg-type]  # nothing here casts
+        conductors=None,  # type: ignore[arg-type]
     )
     payload._check.cache_clear()
     api_app.create_app(rt)

@@ -13,7 +13,7 @@ from oslo_config import fixture as config_fixture
 
 from inspector import exceptions
 from inspector.conf import opts
-from inspector.db import claims, engine, introspections, transitions
+from inspector.db import claims, data_store, engine, introspections, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
@@ -113,6 +113,7 @@ def rt(conf: cfg.ConfigOpts, db: engine.Database, ironic: FakeIronic) -> Runtime
         db=db,
         baremetal=ironic,  # type: ignore[arg-type]
         locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(conf, db),
         run_id="run-1",
     )
 

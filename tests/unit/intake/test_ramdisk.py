@@ -13,26 +13,47 @@ from oslo_config import cfg
 from oslo_config import fixture as config_fixture
 
 from inspector import exceptions, states
+from inspector.conductor.rpcapi import ConductorClient
 from inspector.conf import opts
-from inspector.db import engine, introspections, stored_data, transitions
+from inspector.db import data_store, engine, introspections, stored_data, transitions
 from inspector.intake import ramdisk
 from inspector.locking.semaphore import SemaphoreLockProvider
-from inspector.runtime import Runtime
+from inspector.runtime import ApiRuntime
 
 UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 MAC = "52:54:00:12:34:56"
 LOGS = base64.b64encode(gzip.compress(b"journal")).decode()
 
 
+class Nobody:
+    """A conductor group with no conductor in it."""
+
+    def pick(self, exclude: Any = ()) -> str:
+        raise exceptions.NoConductor(reason="no conductor is available")
+
+    def invalidate(self) -> None: ...
+
+    def hosts(self) -> list[str]:
+        return []
+
+
 @pytest.fixture
-def rt(db: engine.Database) -> Iterator[Runtime]:
+def rt(db: engine.Database) -> Iterator[ApiRuntime]:
     conf = cfg.ConfigOpts()
     opts.register_all(conf)
     conf([], default_config_files=[])
     fixture = config_fixture.Config(conf)
     fixture.setUp()
     # no conductor: the step is left for the sweep, as in an outage
-    yield Runtime(conf=conf, db=db, baremetal=None, locks=SemaphoreLockProvider())  # type: ignore[arg-type]
+    yield ApiRuntime(
+        conf=conf,
+        db=db,
+        baremetal=None,  # type: ignore[arg-type]
+        locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(conf, db),
+        rpc=ConductorClient(None, Nobody()),  # type: ignore[arg-type]
+        conductors=None,  # type: ignore[arg-type]
+    )
     fixture.cleanUp()
 
 
@@ -43,12 +64,12 @@ def post(logs: Any) -> dict[str, Any]:
     }
 
 
-def waiting(rt: Runtime) -> introspections.IntrospectionRecord:
+def waiting(rt: ApiRuntime) -> introspections.IntrospectionRecord:
     record = introspections.start(rt.db, UUID, True, {"mac": [MAC]})
     return transitions.waiting(rt.db, record)
 
 
-def test_logs_are_kept_apart_from_the_data(rt: Runtime) -> None:
+def test_logs_are_kept_apart_from_the_data(rt: ApiRuntime) -> None:
     waiting(rt)
     data = post(LOGS)
     assert ramdisk.continue_(rt, data) == UUID
@@ -60,7 +81,7 @@ def test_logs_are_kept_apart_from_the_data(rt: Runtime) -> None:
     assert stored.data["inventory"]["interfaces"][0]["mac_address"] == MAC
 
 
-def test_logs_that_are_no_string_are_dropped(rt: Runtime) -> None:
+def test_logs_that_are_no_string_are_dropped(rt: ApiRuntime) -> None:
     waiting(rt)
     ramdisk.continue_(rt, post({"not": "base64"}))
     record = introspections.get(rt.db, UUID)
@@ -68,7 +89,7 @@ def test_logs_that_are_no_string_are_dropped(rt: Runtime) -> None:
 
 
 def test_logs_of_an_unknown_machine_are_written_at_once(
-    rt: Runtime, tmp_path: pathlib.Path
+    rt: ApiRuntime, tmp_path: pathlib.Path
 ) -> None:
     folder = tmp_path / "logs"
     folder.mkdir()
