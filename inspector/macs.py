@@ -2,7 +2,7 @@
 
 Both sides read MACs: the intake matching a ramdisk's post to a node
 (:mod:`inspector.intake.lookup`) and the processing hooks
-(:mod:`inspector.processing.interfaces`); neither imports the other.
+(:mod:`inspector.hooks.interfaces`); neither imports the other.
 """
 
 from typing import Any

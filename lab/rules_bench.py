@@ -96,7 +96,7 @@ def _per_call(work: Callable[[], object], iterations: int, repeats: int = 5) -> 
 
 
 def measure(count: int, iterations: int) -> dict[str, float]:
-    from inspector.processing.base import NodeContext
+    from inspector.hooks.base import NodeContext
     from inspector.rules import runner, validation
 
     data = json.loads(INVENTORY.read_text())

@@ -30,7 +30,7 @@ from inspector.conductor.out_of_band import Bmc
 from inspector.conductor.power import PowerOnPacer
 from inspector.conductor.rpcapi import RPC_API_VERSION
 from inspector.conductor.work_queue import Step, WorkQueue
-from inspector.processing.base import ProcessingHook
+from inspector.hooks.base import ProcessingHook
 from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
 

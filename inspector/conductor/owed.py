@@ -11,8 +11,8 @@ so a partly made set is simply made again.
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.apply import apply_to_ironic
-from inspector.processing.base import Data, NodeContext
+from inspector.hooks.apply import apply_to_ironic
+from inspector.hooks.base import Data, NodeContext
 
 TEMPORARY = (exceptions.BaremetalError, exceptions.NodeLocked)
 """Failures worth retrying later; Ironic refusing a write (400) is not."""

@@ -21,8 +21,8 @@ from inspector.db import hardware_runs, ramdisk_logs, stored_data
 from inspector.db.introspections import IntrospectionRecord
 from inspector.history import diff
 from inspector.history import record as hardware_record
-from inspector.processing import apply, pipeline
-from inspector.processing.base import NodeContext, ProcessingHook
+from inspector.hooks import apply, pipeline
+from inspector.hooks.base import NodeContext, ProcessingHook
 from inspector.redfish import facts
 from inspector.runtime import Runtime
 

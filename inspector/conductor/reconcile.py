@@ -23,7 +23,7 @@ from typing import Any
 from inspector import exceptions, states
 from inspector.conductor import filing, owed, processing
 from inspector.db import data_store, introspections, listing, stored_data, sweeps
-from inspector.processing import pipeline
+from inspector.hooks import pipeline
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from typing import Any
 
 from inspector.db import rules as rules_db
 from inspector.db.engine import Database
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules import builtin, runner
 from inspector.runtime import Runtime
 

@@ -16,8 +16,8 @@ from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
 from inspector.conf import default
 from inspector.db import hardware_runs
+from inspector.hooks import pipeline
 from inspector.outages import OutageLog
-from inspector.processing import pipeline
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)

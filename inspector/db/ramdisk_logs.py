@@ -86,7 +86,7 @@ def _pxe_mac(data: Data) -> str | None:
     ``boot_interface`` the ramdisk sends (a MAC, or pxelinux's
     ``01-aa-bb-cc-dd-ee-ff``), else ``inventory.boot.pxe_interface``.
 
-    (Not :func:`inspector.processing.interfaces.boot_mac`: this accepts
+    (Not :func:`inspector.hooks.interfaces.boot_mac`: this accepts
     12 hex digits alone too, and the API, which writes the logs of unknown
     posts, loads no processing hook.)
     """

@@ -21,8 +21,8 @@ import dataclasses
 from typing import Any
 
 from inspector import macs
-from inspector.processing import lldp
-from inspector.processing.interfaces import boot_mac
+from inspector.hooks import lldp
+from inspector.hooks.interfaces import boot_mac
 
 MAX_DISKS = 64
 MAX_NICS = 32

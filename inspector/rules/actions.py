@@ -12,8 +12,8 @@ import logging
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing import capabilities
-from inspector.processing.base import Data, NodeContext
+from inspector.hooks import capabilities
+from inspector.hooks.base import Data, NodeContext
 
 LOG = logging.getLogger(__name__)
 

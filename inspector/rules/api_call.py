@@ -25,7 +25,7 @@ import urllib.parse
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules.actions import RuleRun, RunAction
 
 DEFAULT_TIMEOUT = 10.0

@@ -11,7 +11,7 @@ body that creates it. ``path`` is a JSON pointer into the port
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.base import Data, NodeContext
+from inspector.hooks.base import Data, NodeContext
 from inspector.rules.actions import Action
 
 _STRING = {"type": "string", "minLength": 1}

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.base import Data, NodeContext
+from inspector.hooks.base import Data, NodeContext
 from inspector.rules import templates
 from inspector.rules.actions import Fail, RuleRun
 from inspector.rules.compiled import (

@@ -18,7 +18,7 @@ and the fields it set in the body of a port this processing creates).
 import copy
 from typing import Any
 
-from inspector.processing.base import Data, NodeContext
+from inspector.hooks.base import Data, NodeContext
 from inspector.rules import masking, runner
 
 

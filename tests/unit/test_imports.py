@@ -180,7 +180,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the standalone shape keeps the group and the locks in the database
     "coordination": frozenset({"db"}),
     "locking": frozenset({"coordination", "db"}),
-    "processing": frozenset(),
+    "hooks": frozenset(),
     # out-of-band inspection (issue 33): sushy and the facts, pure of the
     # database and the workflow; the conductor's start step calls it
     "redfish": frozenset(),
@@ -188,10 +188,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # CLI hand it what they read from the database
     "fleet": frozenset(),
     # actions work on the node context processing hands them
-    "rules": frozenset({"processing"}),
+    "rules": frozenset({"hooks"}),
     # the hardware record reads the data as the hooks leave it (and decodes
     # raw LLDP with the hooks' decoder when lldp_basic is off)
-    "history": frozenset({"processing"}),
+    "history": frozenset({"hooks"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
     "intake": frozenset(
@@ -216,7 +216,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "baremetal",
             "coordination",
             "locking",
-            "processing",
+            "hooks",
             "rules",
             "history",
             # the out-of-band start step (issue 33)
@@ -263,7 +263,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "net",
             "coordination",
             "locking",
-            "processing",
+            "hooks",
             "rules",
             "history",
             "jsonrpc",
@@ -457,7 +457,7 @@ def test_the_api_does_not_load_the_conductor() -> None:
     hooks = sorted(
         m
         for m in loaded
-        if m.startswith("inspector.processing.") and m != "inspector.processing.base"
+        if m.startswith("inspector.hooks.") and m != "inspector.hooks.base"
     )
     rules = sorted(m for m in loaded if m.startswith("inspector.rules."))
     assert not conductor, f"the API imports conductor modules: {conductor}"

@@ -13,7 +13,7 @@ from oslo_config import cfg
 from inspector import exceptions, states
 from inspector.conductor import processing
 from inspector.db import introspections, stored_data, transitions
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 from inspector.runtime import Runtime
 from tests.unit.conductor.conftest import (
     UUID,

@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from inspector.history import record
-from inspector.processing.root_disk import GiB
+from inspector.hooks.root_disk import GiB
 
 MAC = "52:54:00:a0:00:00"
 

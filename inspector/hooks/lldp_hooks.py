@@ -3,8 +3,8 @@
 import logging
 from typing import Any
 
-from inspector.processing import lldp
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks import lldp
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import stevedore
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

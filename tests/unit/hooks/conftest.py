@@ -1,6 +1,6 @@
 import pytest
 
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 
 
 @pytest.fixture

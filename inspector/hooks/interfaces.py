@@ -5,7 +5,7 @@ import logging
 from typing import Any
 
 from inspector import exceptions, macs
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

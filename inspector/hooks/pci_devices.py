@@ -7,8 +7,8 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.processing import capabilities
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks import capabilities
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 import logging
 
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.apply import apply_to_ironic
-from inspector.processing.base import NodeContext
+from inspector.hooks.apply import apply_to_ironic
+from inspector.hooks.base import NodeContext
 
 
 class Recorder:

@@ -4,8 +4,8 @@ import logging
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.base import Data, NodeContext, ProcessingHook
-from inspector.processing.root_disk import GiB
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.root_disk import GiB
 
 LOG = logging.getLogger(__name__)
 

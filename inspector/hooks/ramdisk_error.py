@@ -1,7 +1,7 @@
 """ramdisk_error: fail the introspection when the ramdisk reports an error."""
 
 from inspector import exceptions
-from inspector.processing.base import Data, ProcessingHook
+from inspector.hooks.base import Data, ProcessingHook
 
 
 class RamdiskErrorHook(ProcessingHook):

@@ -4,7 +4,7 @@ import logging
 from typing import Any, Protocol
 
 from inspector import exceptions
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 
 LOG = logging.getLogger(__name__)
 

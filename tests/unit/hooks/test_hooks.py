@@ -3,12 +3,12 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.processing import capabilities, pci_devices, pipeline
-from inspector.processing.base import NodeContext
-from inspector.processing.interfaces import ValidateInterfacesHook, boot_mac
-from inspector.processing.ramdisk_error import RamdiskErrorHook
-from inspector.processing.root_disk import GiB, RootDiskSelectionHook, matches
-from inspector.processing.scheduler import SchedulerHook
+from inspector.hooks import capabilities, pci_devices, pipeline
+from inspector.hooks.base import NodeContext
+from inspector.hooks.interfaces import ValidateInterfacesHook, boot_mac
+from inspector.hooks.ramdisk_error import RamdiskErrorHook
+from inspector.hooks.root_disk import GiB, RootDiskSelectionHook, matches
+from inspector.hooks.scheduler import SchedulerHook
 
 
 def patches(ctx: NodeContext) -> dict[str, Any]:

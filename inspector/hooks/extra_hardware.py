@@ -3,7 +3,7 @@
 import logging
 from typing import Any
 
-from inspector.processing.base import Data, ProcessingHook
+from inspector.hooks.base import Data, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ memory and NICs."""
 import logging
 from typing import Any
 
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from inspector.processing import lldp
-from inspector.processing.base import NodeContext
-from inspector.processing.interfaces import ValidateInterfacesHook
-from inspector.processing.lldp_hooks import LldpBasicHook, LocalLinkConnectionHook
+from inspector.hooks import lldp
+from inspector.hooks.base import NodeContext
+from inspector.hooks.interfaces import ValidateInterfacesHook
+from inspector.hooks.lldp_hooks import LldpBasicHook, LocalLinkConnectionHook
 from lab import lldp as lab_lldp
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from inspector import exceptions
-from inspector.processing.base import Data, NodeContext, ProcessingHook
+from inspector.hooks.base import Data, NodeContext, ProcessingHook
 
 LOG = logging.getLogger(__name__)
 

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.processing.accelerators import AcceleratorsHook
-from inspector.processing.base import NodeContext
-from inspector.processing.extra_hardware import ExtraHardwareHook
-from inspector.processing.interfaces import ValidateInterfacesHook
-from inspector.processing.numa import NumaTopologyHook
-from inspector.processing.physnet import PhysnetCidrMapHook
-from inspector.processing.raid_device import RaidDeviceHook
+from inspector.hooks.accelerators import AcceleratorsHook
+from inspector.hooks.base import NodeContext
+from inspector.hooks.extra_hardware import ExtraHardwareHook
+from inspector.hooks.interfaces import ValidateInterfacesHook
+from inspector.hooks.numa import NumaTopologyHook
+from inspector.hooks.physnet import PhysnetCidrMapHook
+from inspector.hooks.raid_device import RaidDeviceHook
 
 
 def patches(ctx: NodeContext) -> dict[str, Any]:
