@@ -8,7 +8,7 @@ import pytest
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.processing import lldp
+from inspector.hooks import lldp
 from inspector.redfish import collect, credentials, facts, sessions
 from lab.redfish_static import StaticBmc, StaticSystem
 

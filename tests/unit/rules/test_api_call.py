@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from inspector import exceptions
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules import api_call, runner, validation
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules import masking, runner, validation
 
 DATA: dict[str, Any] = {

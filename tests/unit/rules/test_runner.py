@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules import runner, validation
 
 DATA = {

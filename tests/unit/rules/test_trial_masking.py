@@ -3,7 +3,7 @@ processing creates (as it hides its node and port patches)."""
 
 from typing import Any
 
-from inspector.processing.base import NodeContext
+from inspector.hooks.base import NodeContext
 from inspector.rules import trial, validation
 
 MAC = "52:54:00:aa:bb:cc"
