@@ -13,7 +13,7 @@ changes its boot device here.
 In ``auto``, when the BMC's answer lacks a fact of
 ``[redfish]required_facts``, the run falls back to the in-band start: the
 BMC's data is kept on the record, and the processing merges it with the
-ramdisk's (:func:`inspector.redfish.facts.merge_data`).
+ramdisk's (:func:`inspector.redfish.provenance.merge_data`).
 
 The BMC is asked through sushy (:mod:`inspector.redfish.collect`), or,
 with ``[redfish]engine = ironic``, by Ironic's own ``redfish`` inspection
@@ -37,7 +37,7 @@ from inspector.conductor import ironic_inspection
 from inspector.conductor.fencing import fence
 from inspector.conductor.inspect import Answer, Inspect
 from inspector.db.introspections import IntrospectionRecord
-from inspector.redfish import collect, credentials, facts, ironic_engine
+from inspector.redfish import collect, credentials, ironic_engine, provenance
 from inspector.redfish.sessions import Sessions
 from inspector.runtime import Runtime
 
@@ -73,7 +73,7 @@ class Bmc:
             return self._fallback(record, _unasked(rt, exc))
         bmc = data["redfish"]["bmc"]
         inventory = data["inventory"]
-        lacking = facts.missing(inventory, rt.conf.redfish.required_facts)
+        lacking = provenance.missing(inventory, rt.conf.redfish.required_facts)
         if record.mode == states.AUTO and lacking:
             LOG.info(
                 "Node %s: %s did not give %s; booting the ramdisk for the rest",
@@ -135,7 +135,7 @@ def _unasked(rt: Runtime, exc: Exception) -> dict[str, Any]:
     reason = exceptions.first_line(exc)
     return {
         "inventory": {},
-        facts.PROVENANCE_KEY: {},
+        provenance.PROVENANCE_KEY: {},
         "redfish": {
             "error": reason,
             "notes": [],

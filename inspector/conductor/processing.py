@@ -23,7 +23,7 @@ from inspector.history import diff
 from inspector.history import record as hardware_record
 from inspector.hooks import apply, pipeline
 from inspector.hooks.base import NodeContext, ProcessingHook
-from inspector.redfish import facts
+from inspector.redfish import provenance
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -67,14 +67,14 @@ def _merge_bmc_data(record: IntrospectionRecord, data: dict[str, Any]) -> None:
     """An ``auto`` run that fell back to the ramdisk: the BMC's facts kept
     on the record fill what the ramdisk's post lacks; where both tell, the
     ramdisk's win and the disagreement is logged and kept in the data."""
-    for item in facts.merge_data(record.bmc or {}, data):
+    for item in provenance.merge_data(record.bmc or {}, data):
         LOG.warning(
             "Node %s: the BMC and the ramdisk disagree on %s (BMC %s, "
             "ramdisk %s); the ramdisk's is kept",
             record.uuid,
             item["fact"],
-            item[facts.REDFISH],
-            item[facts.RAMDISK],
+            item[provenance.REDFISH],
+            item[provenance.RAMDISK],
         )
 
 

@@ -3,7 +3,7 @@ shape of the inventory ironic-python-agent posts.
 
 A fact the BMC cannot give (a collection it lacks, a sub-resource that
 breaks sushy, like a storage controller with no drives) is left out and
-noted, never fatal: :mod:`inspector.redfish.facts` judges what is missing.
+noted, never fatal: :mod:`inspector.redfish.provenance` judges what is missing.
 What is fatal (the BMC unreachable, the credentials refused, no such
 system, an answer that is not Redfish JSON) raises :class:`BmcError`
 naming the BMC and the cause.
@@ -19,7 +19,7 @@ from typing import Any
 import sushy
 
 from inspector import exceptions, macs
-from inspector.redfish import facts
+from inspector.redfish import provenance
 from inspector.redfish.credentials import BmcCredentials
 from inspector.redfish.sessions import Sessions, bmc_error
 
@@ -53,7 +53,9 @@ class Collected:
         """The data processed as a ramdisk's post would be."""
         return {
             "inventory": self.inventory,
-            facts.PROVENANCE_KEY: {fact: facts.REDFISH for fact in self.inventory},
+            provenance.PROVENANCE_KEY: {
+                fact: provenance.REDFISH for fact in self.inventory
+            },
             "redfish": {"bmc": bmc, "notes": list(self.notes)},
         }
 

@@ -9,7 +9,7 @@ Ironic's answer into the data a sushy collection gives.
 from typing import Any
 
 from inspector import macs
-from inspector.redfish import facts
+from inspector.redfish import provenance
 
 ENGINE = "ironic"
 INSPECT_INTERFACE = "redfish"
@@ -97,6 +97,6 @@ def data(answer: dict[str, Any], bmc: str) -> dict[str, Any]:
             del inventory[name]
     return {
         "inventory": inventory,
-        facts.PROVENANCE_KEY: {fact: facts.REDFISH for fact in inventory},
+        provenance.PROVENANCE_KEY: {fact: provenance.REDFISH for fact in inventory},
         "redfish": {"bmc": bmc, "engine": ENGINE, "notes": notes},
     }

@@ -9,7 +9,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.hooks import lldp
-from inspector.redfish import collect, credentials, facts, sessions
+from inspector.redfish import collect, credentials, provenance, sessions
 from lab.redfish_static import StaticBmc, StaticSystem
 
 MAC1 = "52:54:00:00:00:01"
@@ -96,7 +96,7 @@ def test_full_system_in_the_ramdisk_shape(conf: cfg.ConfigOpts, bmc: StaticBmc) 
     assert decoded["switch_chassis_id"] == "aa:bb:cc:dd:ee:ff"
     assert decoded["switch_port_id"] == "Ethernet1/3"
     assert decoded["switch_system_name"] == "leaf-1"
-    assert facts.missing(inv, REQUIRED) == []
+    assert provenance.missing(inv, REQUIRED) == []
     data = got.data(bmc.address)
     assert set(data["provenance"].values()) == {"redfish"}
     assert set(data["provenance"]) == set(inv)
@@ -119,7 +119,7 @@ def test_quirks_are_noted_not_fatal(conf: cfg.ConfigOpts, bmc: StaticBmc) -> Non
     notes = " | ".join(got.notes)
     assert "storage 2 listed no drives" in notes  # sushy's TypeError, caught
     assert "nomac has no MAC address" in notes
-    assert facts.missing(inv, REQUIRED) == [
+    assert provenance.missing(inv, REQUIRED) == [
         "memory_mb (512 MiB is implausibly small)",
         "local_gb (no drives)",
     ]
@@ -127,7 +127,7 @@ def test_quirks_are_noted_not_fatal(conf: cfg.ConfigOpts, bmc: StaticBmc) -> Non
 
 def test_no_nics_misses_macs(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
     got = collect.collect(_short(conf), _creds(bmc, "/redfish/v1/Systems/nonics"))
-    assert facts.missing(got.inventory, ["macs", "cpus"]) == [
+    assert provenance.missing(got.inventory, ["macs", "cpus"]) == [
         "macs (no NIC with a MAC address)"
     ]
 

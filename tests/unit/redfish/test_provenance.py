@@ -1,6 +1,6 @@
 """Required facts and the merge of a fallback run."""
 
-from inspector.redfish import facts
+from inspector.redfish import provenance
 
 BMC = {
     "cpu": {"count": 8, "architecture": "x86_64"},
@@ -17,19 +17,19 @@ RAMDISK = {
 
 
 def test_missing() -> None:
-    assert facts.missing(BMC, ["cpus", "memory_mb", "macs"]) == []
-    assert facts.missing(BMC, ["local_gb"]) == ["local_gb (no drives)"]
-    assert facts.missing({"cpu": {"count": 2}}, ["cpus"]) == [
+    assert provenance.missing(BMC, ["cpus", "memory_mb", "macs"]) == []
+    assert provenance.missing(BMC, ["local_gb"]) == ["local_gb (no drives)"]
+    assert provenance.missing({"cpu": {"count": 2}}, ["cpus"]) == [
         "cpus (no CPU architecture)"
     ]
-    assert facts.missing({}, ["memory_mb"]) == ["memory_mb (no memory size)"]
+    assert provenance.missing({}, ["memory_mb"]) == ["memory_mb (no memory size)"]
 
 
 def test_merge_ramdisk_wins_and_disagreements_are_kept() -> None:
-    merged, provenance, disagreements = facts.merge(BMC, RAMDISK)
+    merged, sources, disagreements = provenance.merge(BMC, RAMDISK)
     assert merged["memory"] == {"physical_mb": 256 * 1024}
     assert merged["system_vendor"] == {"serial_number": "S1"}
-    assert provenance == {
+    assert sources == {
         "cpu": "ramdisk",
         "memory": "ramdisk",
         "interfaces": "ramdisk",
