@@ -9,14 +9,11 @@ from typing import Any
 
 import flask
 
-from inspector import exceptions
-from inspector.api import params, urls
+from inspector.api import params, schemas, urls
 from inspector.coordination.service_group import ServiceGroup
 from inspector.runtime import ApiRuntime
 
 blueprint = flask.Blueprint("conductors", __name__, url_prefix="/v1/conductors")
-
-REASON_MAX = 255
 
 
 def _group() -> ServiceGroup:
@@ -42,25 +39,8 @@ def get_conductor(host: str) -> flask.Response:
 
 
 def _patch_body() -> tuple[bool, str | None]:
-    body = params.json_object()
-    assert body is not None
-    unknown = sorted(set(body) - {"enabled", "disabled_reason"})
-    if unknown:
-        raise exceptions.InvalidInput(
-            f"Unknown field {unknown[0]!r}: only enabled and disabled_reason "
-            "can be changed"
-        )
-    enabled = body.get("enabled")
-    if not isinstance(enabled, bool):
-        raise exceptions.InvalidInput("enabled is required and must be true or false")
-    reason = body.get("disabled_reason")
-    if reason is not None and (not isinstance(reason, str) or len(reason) > REASON_MAX):
-        raise exceptions.InvalidInput(
-            f"disabled_reason must be a string of at most {REASON_MAX} characters"
-        )
-    if enabled and reason:
-        raise exceptions.InvalidInput("disabled_reason is only for enabled = false")
-    return enabled, reason
+    body = params.body(schemas.CONDUCTOR_PATCH)
+    return body["enabled"], body.get("disabled_reason")
 
 
 @blueprint.patch("/<host>")

@@ -34,14 +34,7 @@ def _iso(value: datetime.datetime) -> str:
 def _page(rt: Runtime) -> tuple[int, str | None]:
     """``limit`` (default and maximum ``[DEFAULT]api_max_limit``) and
     ``marker`` (a run's UUID) of the query."""
-    max_limit = rt.conf.api_max_limit
-    limit = params.integer("limit")
-    if limit is None or limit == 0:
-        limit = max_limit
-    elif limit < 0 or limit > max_limit:
-        raise exceptions.InvalidInput(
-            f"Invalid value for limit: {limit}, it must be 0 to {max_limit}"
-        )
+    limit = params.limit(rt.conf.api_max_limit)
     marker = flask.request.args.get("marker")
     if marker is not None:
         if not operator.UUID_RE.match(marker):

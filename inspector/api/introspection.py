@@ -4,7 +4,7 @@ from typing import Any
 
 import flask
 
-from inspector import exceptions, states
+from inspector import arguments, exceptions, states
 from inspector.api import params, payload, urls, versions
 from inspector.api.status_body import status_body
 from inspector.db import data_store, listing
@@ -75,27 +75,14 @@ def get_status(node_id: str) -> flask.Response:
 @blueprint.get("/")
 def list_statuses() -> flask.Response:
     rt = _rt()
-    max_limit = rt.conf.api_max_limit
-    limit = params.integer("limit")
-    if limit is None or limit == 0:
-        limit = max_limit
-    elif limit < 0:
-        raise exceptions.InvalidInput(
-            f"Invalid value for limit: {limit}, it must not be negative"
-        )
-    elif limit > max_limit:
-        raise exceptions.InvalidInput(
-            f"Invalid value for limit: {limit}, the maximum is {max_limit}"
-        )
+    limit = params.limit(rt.conf.api_max_limit)
     marker = flask.request.args.get("marker")
     if marker is not None:
         operator.validate_node_id(marker, names=False)
         marker = marker.lower()
     states_filter = None
     if "state" in flask.request.args:
-        states_filter = [
-            s.strip() for s in flask.request.args["state"].split(",") if s.strip()
-        ]
+        states_filter = arguments.names(flask.request.args["state"])
         unknown = sorted(set(states_filter) - set(states.ALL))
         if unknown:
             raise exceptions.InvalidInput(

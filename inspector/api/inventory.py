@@ -9,8 +9,8 @@ from typing import Any
 
 import flask
 
-from inspector import exceptions
-from inspector.api import fleet_view, params
+from inspector import arguments, exceptions
+from inspector.api import fleet_view, params, schemas
 from inspector.fleet import expected, facts
 from inspector.runtime import Runtime
 
@@ -18,7 +18,9 @@ LOG = logging.getLogger(__name__)
 
 blueprint = flask.Blueprint("inventory", __name__, url_prefix="/v1/inventory")
 
-RESERVED = ("fields", "limit", "marker", "group_by")
+RESERVED = frozenset(
+    q.name for q in (*schemas.INVENTORY_LIST, *schemas.INVENTORY_SUMMARY)
+)
 """Query parameters that are not filters on facts."""
 
 
@@ -31,26 +33,11 @@ def _filters() -> dict[str, str]:
     return {k: v for k, v in flask.request.args.items() if k not in RESERVED}
 
 
-def _limit(max_limit: int) -> int:
-    limit = params.integer("limit")
-    if limit is None or limit == 0:
-        return max_limit
-    if limit < 0:
-        raise exceptions.InvalidInput(
-            f"Invalid value for limit: {limit}, it must not be negative"
-        )
-    if limit > max_limit:
-        raise exceptions.InvalidInput(
-            f"Invalid value for limit: {limit}, the maximum is {max_limit}"
-        )
-    return limit
-
-
 def _fields() -> list[str] | None:
     text = flask.request.args.get("fields")
     if text is None:
         return None
-    names = [f.strip() for f in text.split(",") if f.strip()]
+    names = arguments.names(text)
     facts.check(names, "fields")
     return names
 
@@ -70,7 +57,7 @@ def _answer(compute: Callable[[], dict[str, Any]], *depends: Any) -> flask.Respo
 @blueprint.get("/")
 def list_inventory() -> flask.Response:
     rt = _rt()
-    limit = _limit(rt.conf.api_max_limit)
+    limit = params.limit(rt.conf.api_max_limit)
     marker = flask.request.args.get("marker")
     if marker is not None:
         marker = marker.strip().lower()
@@ -97,7 +84,9 @@ def all_facts(rt: Runtime) -> list[dict[str, Any]]:
 
 @blueprint.get("/summary")
 def get_summary() -> flask.Response:
-    group_by = flask.request.args.get("group_by", "product")
+    group_by = flask.request.args.get(
+        schemas.GROUP_BY.name, schemas.GROUP_BY.schema["default"]
+    )
     filters = _filters()
     held = fleet_view.of(_rt())
 

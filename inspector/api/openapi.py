@@ -1,12 +1,17 @@
 """The OpenAPI 3 description of the v1 API, served at GET /v1/openapi.json.
 
-Written next to the routes it describes; a test checks that both list the
-same operations, and the fuzzing test drives the API from this document.
+The operations are listed here, next to the routes; their bodies and query
+parameters are the declarations the views validate with
+(:mod:`inspector.api.schemas`, the ramdisk's payload, a rule). A test checks
+that the routes and the document list the same operations, and the fuzzing
+test drives the API from this document.
 """
 
+import copy
 from typing import Any
 
-from inspector.api import payload, versions
+from inspector.api import payload, schemas, versions
+from inspector.rules import validation
 
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _NODE = {
@@ -24,63 +29,6 @@ _RULE = {
 }
 
 _HOST = {"name": "host", "in": "path", "required": True, "schema": {"type": "string"}}
-CONDUCTOR_PATCH = {
-    "type": "object",
-    "properties": {
-        "enabled": {"type": "boolean"},
-        "disabled_reason": {"type": ["string", "null"], "maxLength": 255},
-    },
-    "required": ["enabled"],
-}
-
-RULE_TEST = {
-    "type": "object",
-    "properties": {
-        "node_uuid": {"type": "string"},
-        "data": {"type": "object"},
-        "node": {"type": "object"},
-        "ports": {"type": "array", "items": {"type": "object"}},
-        "rules": {
-            "type": "array",
-            "items": {"oneOf": [{"type": "string"}, {"type": "object"}]},
-        },
-    },
-}
-"""POST /v1/rules/test (1.24): the node and data to try the rules on."""
-
-RULE_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "uuid": {"type": "string", "format": "uuid"},
-        "description": {"type": ["string", "null"]},
-        "scope": {"type": ["string", "null"], "maxLength": 255},
-        "priority": {"type": "integer", "minimum": 0, "maximum": 9999},
-        "sensitive": {"type": "boolean"},
-        "conditions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "op": {"type": "string"},
-                    "field": {"type": "string"},
-                    "multiple": {"enum": ["any", "all", "first"]},
-                    "invert": {"type": "boolean"},
-                },
-                "required": ["op", "field"],
-            },
-        },
-        "actions": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "properties": {"action": {"type": "string"}},
-                "required": ["action"],
-            },
-        },
-    },
-    "required": ["actions"],
-}
 
 
 def _responses(success: str, *errors: int) -> dict[str, Any]:
@@ -115,20 +63,9 @@ def _op(
     return op
 
 
-def _query(name: str, schema: dict[str, Any], text: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "schema": schema,
-        "description": text,
-    }
+def _params(*path: dict[str, Any], query: tuple[schemas.Query, ...] = ()) -> list[Any]:
+    return [*path, *(q.parameter() for q in query)]
 
-
-_RUN_PAGE = [
-    _query("limit", {"type": "integer"}, "0 to api_max_limit; 0: max"),
-    _query("marker", {"type": "string"}, "UUID of the last run seen"),
-]
 
 PATHS: dict[str, dict[str, Any]] = {
     "/": {"get": _op("API versions", "200", public=True)},
@@ -150,11 +87,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "List introspection statuses, newest first",
             "200",
             404,
-            params=[
-                _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
-                _query("marker", {"type": "string"}, "UUID of the last item seen"),
-                _query("state", {"type": "string"}, "comma-separated states"),
-            ],
+            params=_params(query=schemas.INTROSPECTION_LIST),
         )
     },
     "/v1/introspection/{node_id}": {
@@ -164,15 +97,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "202",
             404,
             409,
-            params=[
-                _NODE,
-                _query("manage_boot", {"type": "string"}, "true or false"),
-                _query(
-                    "mode",
-                    {"type": "string", "enum": ["in-band", "out-of-band", "auto"]},
-                    "from 1.26: how the hardware is learnt (doc/redfish.md)",
-                ),
-            ],
+            params=_params(_NODE, query=schemas.START),
         ),
     },
     "/v1/introspection/{node_id}/abort": {
@@ -199,7 +124,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "A node's runs, newest first, with how many components changed (from 1.23)",
             "200",
             404,
-            params=[_NODE, *_RUN_PAGE],
+            params=_params(_NODE, query=schemas.RUN_PAGE),
         )
     },
     "/v1/introspection/{node_id}/changes": {
@@ -207,12 +132,12 @@ PATHS: dict[str, dict[str, Any]] = {
             "A node's hardware changes, newest run first (from 1.23)",
             "200",
             404,
-            params=[_NODE, *_RUN_PAGE],
+            params=_params(_NODE, query=schemas.RUN_PAGE),
         )
     },
     "/v1/rules": {
         "get": _op("List rules (the built-in ones too from API 1.25)", "200"),
-        "post": _op("Create a rule", "201", 409, 413, body=RULE_SCHEMA),
+        "post": _op("Create a rule", "201", 409, 413, body=validation.SCHEMA),
         "delete": _op("Delete every stored rule", "204"),
     },
     "/v1/conductors": {"get": _op("List conductors", "200", 404)},
@@ -223,11 +148,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "equality filters on facts",
             "200",
             404,
-            params=[
-                _query("fields", {"type": "string"}, "comma-separated facts"),
-                _query("limit", {"type": "integer"}, "1 to api_max_limit; 0: max"),
-                _query("marker", {"type": "string"}, "UUID of the last node seen"),
-            ],
+            params=_params(query=schemas.INVENTORY_LIST),
         )
     },
     "/v1/inventory/summary": {
@@ -235,7 +156,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "How many nodes have each value of a fact",
             "200",
             404,
-            params=[_query("group_by", {"type": "string"}, "a fact; product")],
+            params=_params(query=schemas.INVENTORY_SUMMARY),
         )
     },
     "/v1/inventory/outliers": {
@@ -258,7 +179,7 @@ PATHS: dict[str, dict[str, Any]] = {
             404,
             413,
             params=[_HOST],
-            body=CONDUCTOR_PATCH,
+            body=schemas.CONDUCTOR_PATCH.schema,
         ),
     },
     "/v1/rules/{rule_id}": {
@@ -273,7 +194,7 @@ PATHS: dict[str, dict[str, Any]] = {
             "200",
             404,
             413,
-            body=RULE_TEST,
+            body=schemas.RULE_TEST.schema,
         ),
     },
 }
@@ -305,7 +226,8 @@ def document() -> dict[str, Any]:
             "title": "Bare metal introspection (ironic-inspector v1)",
             "version": versions.format_version(versions.MAXIMUM),
         },
-        "paths": _paths(),
+        # a copy: a reader may change it, never the schemas the views use
+        "paths": copy.deepcopy(_paths()),
         "x-openstack-versioned": [
             {"name": f.name, "kind": f.kind, "since": versions.format_version(f.since)}
             for f in versions.FEATURES

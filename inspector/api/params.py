@@ -5,7 +5,8 @@ from typing import Any
 
 import flask
 
-from inspector import exceptions
+from inspector import arguments, exceptions
+from inspector.api import schemas
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and lists a body may have (an inventory: 5)."""
@@ -85,13 +86,15 @@ def strict_bool(name: str, default: bool) -> bool:
     )
 
 
-def integer(name: str) -> int | None:
-    value = flask.request.args.get(name)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise exceptions.InvalidInput(
-            f"Invalid value for {name}: {value[:32]!r}, expected an integer"
-        ) from None
+def limit(maximum: int) -> int:
+    """The ``limit`` query parameter (:data:`schemas.LIMIT`) as
+    :func:`inspector.arguments.limit` reads it."""
+    return arguments.limit(flask.request.args.get(schemas.LIMIT.name), maximum)
+
+
+def body(schema: schemas.Body) -> dict[str, Any]:
+    """The request body, a JSON object that ``schema`` accepts."""
+    found = json_object()
+    assert found is not None  # required
+    schema.check(found)
+    return found

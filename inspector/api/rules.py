@@ -8,7 +8,7 @@ from typing import Any
 import flask
 
 from inspector import exceptions
-from inspector.api import params, urls, versions
+from inspector.api import params, schemas, urls, versions
 from inspector.db import rules as rules_db
 from inspector.intake import operator
 from inspector.runtime import Runtime
@@ -149,9 +149,6 @@ def delete_rule(rule_id: str) -> flask.Response:
     return _no_content()
 
 
-TEST_FIELDS = ("node_uuid", "data", "node", "ports", "rules")
-
-
 def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
     """The rules a test runs: every enabled one, or those ``given`` (stored
     ones by UUID, new ones as bodies, validated as at creation)."""
@@ -160,10 +157,6 @@ def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
     built_in = builtin.current(rt.conf)
     if given is None:
         return builtin.merged(rules_db.list_all(rt.db), built_in.rules)
-    if not isinstance(given, list) or not given:
-        raise exceptions.InvalidInput(
-            "rules: must be a non-empty list of rule UUIDs or rule bodies"
-        )
     settings = validation.RuleChecks(
         allowed_hosts=tuple(rt.conf.rules.api_call_allowed_hosts)
     )
@@ -172,25 +165,14 @@ def _trial_rules(rt: Runtime, given: Any) -> list[dict[str, Any]]:
         if isinstance(item, str):
             uuid = _rule_id(item)
             found.append(built_in.get(uuid) or rules_db.get(rt.db, uuid))
-        elif isinstance(item, dict):
+        else:  # a rule body (schemas.RULE_TEST allows nothing else)
             try:
                 found.append(validation.validate(item, settings))
             except exceptions.InvalidInput as exc:
                 raise exceptions.InvalidInput(
                     f"rules[{index}]: {exc.message}"
                 ) from None
-        else:
-            raise exceptions.InvalidInput(
-                f"rules[{index}]: must be a rule UUID or a rule body"
-            )
     return found
-
-
-def _object(body: dict[str, Any], key: str) -> dict[str, Any] | None:
-    value = body.get(key)
-    if value is not None and not isinstance(value, dict):
-        raise exceptions.InvalidInput(f"{key}: must be a JSON object")
-    return value
 
 
 @blueprint.post("/test")
@@ -206,34 +188,19 @@ def test_rules() -> flask.Response:
     from inspector.rules import runner, trial
 
     rt = _rt()
-    body = params.json_object()
-    assert body is not None  # required
-    unknown = sorted(set(body) - set(TEST_FIELDS))
-    if unknown:
-        raise exceptions.InvalidInput(
-            f"{unknown[0]}: unknown field; allowed: {', '.join(TEST_FIELDS)}"
-        )
-    data = _object(body, "data")
-    node = _object(body, "node")
+    body = params.body(schemas.RULE_TEST)
+    data, node = body.get("data"), body.get("node")
     ports = body.get("ports") or []
-    if not isinstance(ports, list) or not all(isinstance(p, dict) for p in ports):
-        raise exceptions.InvalidInput("ports: must be a list of port objects")
     node_id = body.get("node_uuid")
     if node_id is not None:
-        if not isinstance(node_id, str) or not node_id:
-            raise exceptions.InvalidInput("node_uuid: must be a node's UUID or name")
         uuid = operator.resolve(rt, node_id)
         if node is None:
             node = rt.baremetal.get_node(uuid)
-            if not body.get("ports"):
+            if not ports:
                 ports = rt.baremetal.list_ports(uuid)
         if data is None:
             data = rt.stores.current().get(uuid, processed=True)
-    if data is None:
-        raise exceptions.InvalidInput(
-            "data: post the introspection data, or give node_uuid to use the "
-            "node's stored data"
-        )
+    assert data is not None  # schemas.RULE_TEST: posted, or the node's
     rules = _trial_rules(rt, body.get("rules"))
     answer = trial.run(
         rules,

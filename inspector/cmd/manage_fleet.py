@@ -9,9 +9,14 @@ from typing import Any
 
 from oslo_config import cfg
 
+from inspector import arguments
 from inspector.cmd.tables import table
 
 COMMANDS = ("history", "changes", "inventory")
+LIMIT_HELP = "at most N rows; 0: [DEFAULT]api_max_limit, the most the API gives"
+HISTORY_ROWS = 50
+"""Rows ``history`` and ``changes`` show without ``--limit`` (at most
+``[DEFAULT]api_max_limit``)."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -22,7 +27,9 @@ def add_parser(subparsers: Any) -> None:
     ):
         command = subparsers.add_parser(name, help=text)
         command.add_argument("node", help="node UUID or name")
-        command.add_argument("--limit", type=int, default=50, help="at most N rows")
+        command.add_argument(
+            "--limit", type=int, help=f"{LIMIT_HELP} (default {HISTORY_ROWS})"
+        )
         command.add_argument("--json", action="store_true")
 
     inventory = subparsers.add_parser(
@@ -31,7 +38,7 @@ def add_parser(subparsers: Any) -> None:
     actions = inventory.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="the nodes' facts, by UUID")
     listing.add_argument("--fields", help="comma-separated facts (default: all)")
-    listing.add_argument("--limit", type=int, default=1000)
+    listing.add_argument("--limit", type=int, default=0, help=LIMIT_HELP)
     listing.add_argument("--marker", help="the UUID of the last node seen")
     summary = actions.add_parser("summary", help="how many nodes per value")
     summary.add_argument("--group-by", dest="group_by", default="product")
@@ -62,14 +69,13 @@ CHANGE_COLUMNS = ("run", "finished_at", "component", "kind", "field", "before", 
 
 def _history(conf: cfg.ConfigOpts) -> int:
     """``history`` and ``changes``: read from the database, as the API."""
-    from inspector import exceptions
     from inspector.db import engine, hardware_runs, introspections, migration
 
+    limit = min(HISTORY_ROWS, conf.api_max_limit)
+    if conf.command.limit is not None:
+        limit = arguments.limit(conf.command.limit, conf.api_max_limit, name="--limit")
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
-    limit = conf.command.limit
-    if limit < 1:
-        raise exceptions.InvalidInput(f"--limit must be at least 1, not {limit}")
     uuid = hardware_runs.node_by_name(db, conf.command.node) or conf.command.node
     rows: list[dict[str, Any]]
     if conf.command.name == "history":
@@ -112,29 +118,21 @@ INVENTORY_COLUMNS = {
 
 
 def _inventory(conf: cfg.ConfigOpts) -> int:
-    from inspector import exceptions
     from inspector.db import engine, fleet, migration
     from inspector.fleet import cabling, expected, facts, outliers
 
+    command, opts = conf.command, conf.inventory
+    filters = arguments.fact_filters(getattr(command, "filter", None) or [])
     db = engine.from_conf(conf)
     migration.ensure_schema(db)
-    command, opts = conf.command, conf.inventory
-    filters = {}
-    for item in getattr(command, "filter", None) or []:
-        fact, sep, value = item.partition("=")
-        if not sep:
-            raise exceptions.InvalidInput(f"--filter {item!r}: expected FACT=VALUE")
-        filters[fact.strip()] = value
     rows: Any
     if command.action == "list":
-        fields = None
-        if command.fields:
-            fields = [f.strip() for f in command.fields.split(",") if f.strip()]
+        fields = arguments.names(command.fields) if command.fields else None
         rows = facts.page(
             fleet.snapshot(db).facts,
             fields=fields,
             filters=filters,
-            limit=command.limit,
+            limit=arguments.limit(command.limit, conf.api_max_limit, name="--limit"),
             marker=command.marker,
         )
         columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))

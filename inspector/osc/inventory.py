@@ -7,21 +7,8 @@ from typing import Any
 
 from cliff import lister
 
+from inspector import arguments
 from inspector.osc.history import cell, get
-
-
-def _filters(items: list[str]) -> dict[str, str]:
-    """``FACT=VALUE`` arguments as query parameters.
-
-    :raises ValueError: an argument without ``=``.
-    """
-    filters = {}
-    for item in items:
-        fact, sep, value = item.partition("=")
-        if not sep or not fact.strip():
-            raise ValueError(f"--filter {item!r}: expected FACT=VALUE")
-        filters[fact.strip()] = value
-    return filters
 
 
 def _add_filter(parser: Any) -> None:
@@ -53,7 +40,7 @@ class InventoryList(_FleetLister):
         return parser
 
     def take_action(self, parsed_args: Any) -> tuple[tuple[str, ...], list[Any]]:
-        params: dict[str, Any] = _filters(parsed_args.filter)
+        params: dict[str, Any] = arguments.fact_filters(parsed_args.filter)
         for name in ("fields", "limit", "marker"):
             if getattr(parsed_args, name) is not None:
                 params[name] = getattr(parsed_args, name)
@@ -72,7 +59,10 @@ class InventorySummary(_FleetLister):
         return parser
 
     def take_action(self, parsed_args: Any) -> tuple[tuple[str, ...], list[Any]]:
-        params = {"group_by": parsed_args.group_by, **_filters(parsed_args.filter)}
+        params = {
+            "group_by": parsed_args.group_by,
+            **arguments.fact_filters(parsed_args.filter),
+        }
         groups = self._get("/v1/inventory/summary", params)["groups"]
         return ("Value", "Count"), [(g["value"], g["count"]) for g in groups]
 

@@ -51,6 +51,54 @@ condition values are never formatted, as in v1), 2 from 1.24."""
 NEW_SINCE = "1.24"
 NEGATION = "!"
 
+_LOOP = {
+    "type": ["array", "string"],
+    "description": "from 1.24: a list, or one variable that is a list",
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "uuid": {"type": ["string", "null"], "format": "uuid"},
+        "description": {"type": ["string", "null"], "maxLength": DESCRIPTION_MAX},
+        "scope": {"type": ["string", "null"], "maxLength": SCOPE_MAX},
+        "priority": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": PRIORITY_MAX,
+            "description": "from 1.24; higher runs first",
+        },
+        "sensitive": {"type": "boolean", "description": "from 1.24"},
+        "conditions": {
+            "type": ["array", "null"],
+            "items": {
+                "type": "object",
+                "properties": {
+                    "op": {"type": "string"},
+                    "field": {"type": "string", "minLength": 1},
+                    "multiple": {"enum": list(MULTIPLE)},
+                    "invert": {"type": "boolean"},
+                    LOOP: _LOOP,
+                },
+                "required": ["op", "field"],
+            },
+        },
+        "actions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {"action": {"type": "string"}, LOOP: _LOOP},
+                "required": ["action"],
+            },
+        },
+    },
+    "required": ["actions"],
+    "additionalProperties": False,
+}
+"""A rule's fields as the OpenAPI document shows them (POST /v1/rules);
+:func:`validate` refuses any other field and judges the rest (the plugins'
+parameters, the API version, the JSONPaths and variables)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class RuleChecks:
@@ -293,8 +341,7 @@ def validate(
     :raises InvalidInput: naming the first bad field.
     """
     settings = settings or RuleChecks()
-    known = {"uuid", "description", "scope", "priority", "sensitive"}
-    known |= {"conditions", "actions"}
+    known = set(SCHEMA["properties"])
     unknown = sorted(set(body) - known)
     if unknown:
         allowed = ", ".join(sorted(known))

@@ -264,8 +264,8 @@ def test_manage_history_and_changes(service: Service, tmp_path: pathlib.Path) ->
     assert as_json == _get(service, f"/v1/introspection/{uuid}/changes")["changes"]
     never = manage("history", "11111111-2222-4333-8444-555555555555")
     assert never.returncode == 1 and "11111111-2222" in never.stderr
-    bad = manage("changes", uuid, "--limit", "0")
-    assert bad.returncode == 2 and "--limit" in bad.stderr
+    bad = manage("changes", uuid, "--limit", "-1")
+    assert bad.returncode == 2 and "--limit: -1" in bad.stderr
 
 
 class ClientManager:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from inspector import exceptions
 from inspector.osc import inventory as osc_inventory
 from tests.functional.conftest import (
     Service,
@@ -118,5 +119,5 @@ def test_openstack_client_inventory_commands(service: Service) -> None:
     assert node["uuid"] in {r[3] for r in rows}
     with pytest.raises(RuntimeError, match="400.*nonsense"):
         run(osc_inventory.InventorySummary, "--group-by", "nonsense")
-    with pytest.raises(ValueError, match="FACT=VALUE"):
+    with pytest.raises(exceptions.InvalidInput, match="FACT=VALUE"):
         run(osc_inventory.InventoryList, "--filter", "product")
