@@ -1,7 +1,7 @@
 """The facts of a machine's hardware record that the fleet view filters,
 groups and compares on: one column each in ``hardware_runs``, written by
 the history (:mod:`inspector.history.record`), read by the fleet view
-(:mod:`inspector.db.fleet`, :mod:`inspector.fleet.facts`) and chosen
+(:mod:`inspector.db.fleet`, :mod:`inspector.fleet.queries`) and chosen
 from by ``[inventory]peer_facts``. Declared once, here."""
 
 INTEGER = ("cpus", "memory_mb", "local_gb", "disks", "nics")

@@ -11,10 +11,10 @@ from inspector.api import (
     auth,
     conductors,
     errors,
+    fleet,
     fleet_page,
     history,
     introspection,
-    inventory,
     payload,
     pxe_filters,
     ramdisk,
@@ -126,7 +126,7 @@ def create_app(rt: ApiRuntime) -> flask.Flask:
     for module in (root, introspection, ramdisk, rules, conductors, pxe_filters):
         app.register_blueprint(module.blueprint)
     app.register_blueprint(history.blueprint)
-    app.register_blueprint(inventory.blueprint)
+    app.register_blueprint(fleet.blueprint)
     app.register_blueprint(fleet_page.blueprint)
     app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]

@@ -13,7 +13,8 @@ from typing import Any
 import flask
 
 from inspector import exceptions
-from inspector.api import fleet_view, inventory
+from inspector.api import fleet_view
+from inspector.api.fleet import cabling_rules
 from inspector.db import fleet
 from inspector.fleet.live import LiveFleet
 from inspector.runtime import Runtime
@@ -64,7 +65,7 @@ def get_fleet() -> flask.Response:
     opts = rt.conf.inventory
     # the whole page is a function of the fleet view (the newest changes
     # are runs too) and of these: rendered once while they hold
-    rules = inventory.cabling_rules(rt)
+    rules = cabling_rules(rt)
     depends = (
         tuple(opts.peer_facts),
         opts.min_peers,

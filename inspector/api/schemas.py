@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from inspector import exceptions, states
-from inspector.fleet import facts
+from inspector.fleet import queries
 
 if TYPE_CHECKING:
     import jsonschema
@@ -200,7 +200,7 @@ MODE = Query(
 FIELDS = Query("fields", {"type": "string"}, "comma-separated facts (default: all)")
 GROUP_BY = Query(
     "group_by",
-    {"type": "string", "enum": ["uuid", *facts.FACTS], "default": "product"},
+    {"type": "string", "enum": ["uuid", *queries.FACTS], "default": "product"},
     "the fact to count nodes by",
 )
 

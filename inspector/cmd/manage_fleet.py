@@ -119,7 +119,7 @@ INVENTORY_COLUMNS = {
 
 def _inventory(conf: cfg.ConfigOpts) -> int:
     from inspector.db import engine, fleet, migration
-    from inspector.fleet import cabling, expected, facts, outliers
+    from inspector.fleet import cabling, expected, outliers, queries
 
     command, opts = conf.command, conf.inventory
     filters = arguments.fact_filters(getattr(command, "filter", None) or [])
@@ -128,16 +128,16 @@ def _inventory(conf: cfg.ConfigOpts) -> int:
     rows: Any
     if command.action == "list":
         fields = arguments.names(command.fields) if command.fields else None
-        rows = facts.page(
+        rows = queries.page(
             fleet.snapshot(db).facts,
             fields=fields,
             filters=filters,
             limit=arguments.limit(command.limit, conf.api_max_limit, name="--limit"),
             marker=command.marker,
         )
-        columns = tuple(rows[0]) if rows else ("uuid", *(fields or facts.FACTS))
+        columns = tuple(rows[0]) if rows else ("uuid", *(fields or queries.FACTS))
     elif command.action == "summary":
-        rows = facts.summary(fleet.snapshot(db).facts, command.group_by, filters)
+        rows = queries.summary(fleet.snapshot(db).facts, command.group_by, filters)
         columns = INVENTORY_COLUMNS["summary"]
     elif command.action == "outliers":
         rows = outliers.find(

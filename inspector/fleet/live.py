@@ -3,7 +3,7 @@ changed it: the nodes by UUID, and beside them what the endpoints and
 the page ask of them (the counts per fact, the outliers, the cabling),
 each changed by the work of what changed, never by a pass over the
 fleet. Answers are those of the pure modules over every node
-(:mod:`inspector.fleet.facts`, :mod:`inspector.fleet.outliers`,
+(:mod:`inspector.fleet.queries`, :mod:`inspector.fleet.outliers`,
 :mod:`inspector.fleet.cabling`).
 """
 
@@ -11,7 +11,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from inspector.fleet import facts
+from inspector.fleet import queries
 from inspector.fleet.expected import CablingRule
 from inspector.fleet.peer_groups import PeerGroups
 from inspector.fleet.switch_ports import SwitchPorts
@@ -103,13 +103,13 @@ class LiveFleet:
         return self._facts
 
     def summary(self, group_by: str) -> list[dict[str, Any]]:
-        """:func:`inspector.fleet.facts.summary` without filters.
+        """:func:`inspector.fleet.queries.summary` without filters.
 
         :raises InvalidInput: an unknown fact.
         """
         found = self._tally.summary(group_by)
         if found is None:
-            return facts.summary(self.facts(), group_by)
+            return queries.summary(self.facts(), group_by)
         return found
 
     def products(self) -> list[tuple[tuple[Any, Any], int]]:

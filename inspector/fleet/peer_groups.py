@@ -14,7 +14,7 @@ import collections
 from collections.abc import Sequence
 from typing import Any
 
-from inspector.fleet import facts, outliers
+from inspector.fleet import outliers, queries
 
 Key = tuple[Any, ...]
 
@@ -68,7 +68,7 @@ class PeerGroups:
         self.compared = tuple(
             sorted(
                 f
-                for f in facts.FACTS
+                for f in queries.FACTS
                 if f not in outliers.NOT_COMPARED and f not in self.peer_facts
             )
         )

@@ -5,7 +5,7 @@ product) without counting the fleet again."""
 import collections
 from typing import Any
 
-from inspector.fleet import facts
+from inspector.fleet import queries
 
 PRODUCT = ("vendor", "product")
 """The page's grouping: one model of machine."""
@@ -19,7 +19,7 @@ class FactTally:
 
     def __init__(self) -> None:
         self._counts: dict[Any, collections.Counter[Any]] = {
-            fact: collections.Counter() for fact in (*facts.FACTS, PRODUCT)
+            fact: collections.Counter() for fact in (*queries.FACTS, PRODUCT)
         }
 
     def add(self, node: dict[str, Any]) -> None:
@@ -34,13 +34,13 @@ class FactTally:
                 del counts[value]
 
     def summary(self, group_by: str) -> list[dict[str, Any]] | None:
-        """What :func:`inspector.fleet.facts.summary` answers over the
+        """What :func:`inspector.fleet.queries.summary` answers over the
         nodes held, without filters; None for a fact not counted here
         (``uuid``: each node its own).
 
         :raises InvalidInput: an unknown fact.
         """
-        facts.check([group_by], "group_by")
+        queries.check([group_by], "group_by")
         counts = self._counts.get(group_by)
         if counts is None:
             return None

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from inspector.osc import inventory as osc_inventory
+from inspector.osc import fleet as osc_fleet
 from tests.functional.conftest import (
     Service,
     add_node,
@@ -85,11 +85,11 @@ def test_introspected_machines_and_their_drift_in_the_fleet_view(
 
 
 def test_openstack_client_inventory_commands(service: Service) -> None:
-    assert osc_entry_points("inspector.osc.inventory") == {
-        "baremetal_introspection_inventory_list": osc_inventory.InventoryList,
-        "baremetal_introspection_inventory_summary": osc_inventory.InventorySummary,
-        "baremetal_introspection_inventory_outliers": osc_inventory.InventoryOutliers,
-        "baremetal_introspection_inventory_cabling": osc_inventory.InventoryCabling,
+    assert osc_entry_points("inspector.osc.fleet") == {
+        "baremetal_introspection_inventory_list": osc_fleet.InventoryList,
+        "baremetal_introspection_inventory_summary": osc_fleet.InventorySummary,
+        "baremetal_introspection_inventory_outliers": osc_fleet.InventoryOutliers,
+        "baremetal_introspection_inventory_cabling": osc_fleet.InventoryCabling,
     }
     product = f"Model {uuidlib.uuid4().hex[:8]}"
     node = add_node(service)
@@ -99,7 +99,7 @@ def test_openstack_client_inventory_commands(service: Service) -> None:
         return run_osc(service, command, *args)
 
     columns, rows = run(
-        osc_inventory.InventoryList,
+        osc_fleet.InventoryList,
         "--fields",
         "product,disks",
         "--filter",
@@ -108,16 +108,16 @@ def test_openstack_client_inventory_commands(service: Service) -> None:
     assert columns == ("uuid", "product", "disks")
     assert [r[:2] for r in rows] == [(node["uuid"], product)]
     columns, rows = run(
-        osc_inventory.InventorySummary, "--group-by", "product", "--filter",
+        osc_fleet.InventorySummary, "--group-by", "product", "--filter",
         f"product={product}",
     )  # fmt: skip
     assert columns == ("Value", "Count") and rows == [(product, 1)]
-    columns, _rows = run(osc_inventory.InventoryOutliers)
+    columns, _rows = run(osc_fleet.InventoryOutliers)
     assert columns[0] == "Node"
-    columns, rows = run(osc_inventory.InventoryCabling, "--links")
+    columns, rows = run(osc_fleet.InventoryCabling, "--links")
     assert columns[0] == "Switch"
     assert node["uuid"] in {r[3] for r in rows}
     with pytest.raises(RuntimeError, match="400.*nonsense"):
-        run(osc_inventory.InventorySummary, "--group-by", "nonsense")
+        run(osc_fleet.InventorySummary, "--group-by", "nonsense")
     with pytest.raises(exceptions.InvalidInput, match="FACT=VALUE"):
-        run(osc_inventory.InventoryList, "--filter", "product")
+        run(osc_fleet.InventoryList, "--filter", "product")

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from inspector.db import engine, fleet, models
-from inspector.fleet import facts
+from inspector.fleet import queries
 from lab import fleet_rows
 from tests.unit.db.statements import recorded
 
@@ -22,8 +22,8 @@ def _node(db: engine.Database, node: str | None = None, **kwargs: Any) -> str:
 
 
 def test_the_facts_are_the_pure_modules() -> None:
-    assert fleet.FACTS == facts.FACTS
-    assert fleet.INTEGER_FACTS == facts.INTEGER_FACTS
+    assert fleet.FACTS == queries.FACTS
+    assert fleet.INTEGER_FACTS == queries.INTEGER_FACTS
 
 
 def test_the_snapshot_is_the_latest_run_of_each_node(db: engine.Database) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from inspector.fleet import cabling, expected, facts, outliers
+from inspector.fleet import cabling, expected, outliers, queries
 from inspector.fleet.live import LiveFleet
 
 RULES = expected.parse(
@@ -58,7 +58,7 @@ def _nic(rng: random.Random) -> dict[str, Any]:
 
 def _facts(rng: random.Random, uuid: str, name: str, run: int) -> dict[str, Any]:
     found: dict[str, Any] = {"uuid": uuid}
-    for fact in facts.FACTS:
+    for fact in queries.FACTS:
         if fact in CHOICES:
             # mostly the first value: peer groups with a majority
             choices = CHOICES[fact]
@@ -151,7 +151,7 @@ def _compare(
     assert live.facts() == node_facts
     assert live.uuids() == ordered
     for fact in ("memory_mb", "product", "bios_version", "name", "uuid", "cpu_model"):
-        assert live.summary(fact) == facts.summary(node_facts, fact), fact
+        assert live.summary(fact) == queries.summary(node_facts, fact), fact
     products: dict[Any, int] = {}
     for node in node_facts:
         key = (node["vendor"], node["product"])
@@ -206,7 +206,7 @@ def test_the_outliers_were_found() -> None:
 
 def test_an_unchanged_node_changes_nothing() -> None:
     live = LiveFleet()
-    node = {"uuid": "u1", **{f: None for f in facts.FACTS}}
+    node = {"uuid": "u1", **{f: None for f in queries.FACTS}}
     assert live.put(node, {"uuid": "u1", "name": None, "links": []})
     version = live.version
     assert not live.put(dict(node), {"uuid": "u1", "name": None, "links": []})

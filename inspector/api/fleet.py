@@ -11,7 +11,7 @@ import flask
 
 from inspector import arguments, exceptions
 from inspector.api import fleet_view, params, schemas
-from inspector.fleet import expected, facts
+from inspector.fleet import expected, queries
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def _fields() -> list[str] | None:
     if text is None:
         return None
     names = arguments.names(text)
-    facts.check(names, "fields")
+    queries.check(names, "fields")
     return names
 
 
@@ -64,7 +64,7 @@ def list_inventory() -> flask.Response:
     fields, filters = _fields(), _filters()
 
     def compute() -> dict[str, Any]:
-        found = facts.page(
+        found = queries.page(
             all_facts(rt),
             fields=fields,
             filters=filters,
@@ -92,7 +92,7 @@ def get_summary() -> flask.Response:
 
     def compute() -> dict[str, Any]:
         if filters:
-            return {"groups": facts.summary(all_facts(_rt()), group_by, filters)}
+            return {"groups": queries.summary(all_facts(_rt()), group_by, filters)}
         # counted by delta as nodes changed
         return {"groups": held.view(lambda live: live.summary(group_by))}
 
