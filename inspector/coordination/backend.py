@@ -107,9 +107,10 @@ setup.cfg allows."""
 def direct_access(coordinator: "CoordinationDriver") -> tuple[str, Any]:
     """The driver name of ``coordinator`` and its way to the backend itself.
 
-    That is the etcd3gw, redis or pymemcache client, or the file driver's
-    directory, to keep small documents beside the group
-    (:mod:`inspector.coordination.conductor_state`); None for a driver not
+    That is the etcd3gw client (its kept-alive session, the node locks on
+    one lease), the redis or pymemcache client or the file driver's
+    directory (the conductor states an earlier release kept there:
+    :mod:`inspector.coordination.legacy_states`); None for a driver not
     listed. tooz has no public accessor, so its private fields are read here
     and nowhere else (:data:`TOOZ_FIELDS`).
     """

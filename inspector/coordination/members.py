@@ -13,7 +13,7 @@ from inspector import exceptions
 from inspector.coordination.backend import GROUP_ID, translated
 
 if TYPE_CHECKING:
-    from inspector.coordination.conductor_state import StateStore
+    from inspector.coordination.conductor_state import DatabaseStateStore
 
 LOG = logging.getLogger(__name__)
 
@@ -36,9 +36,9 @@ def endpoint_of(capabilities: Any) -> str | None:
     return None
 
 
-def _disabled_reason(store: "StateStore | None", host: str) -> str | None:
-    """Why ``host`` takes no new work (None: it does)."""
-    state = store.get(host) if store is not None else None
+def _disabled_reason(state: dict[str, Any] | None) -> str | None:
+    """Why the conductor whose document is ``state`` takes no new work
+    (None: it does)."""
     if state and not state.get("enabled", True):
         return str(state.get("reason") or "disabled")
     return None
@@ -47,7 +47,7 @@ def _disabled_reason(store: "StateStore | None", host: str) -> str | None:
 class FixedConductor:
     """Standalone mode: the one conductor in this process."""
 
-    def __init__(self, host: str, store: "StateStore | None" = None) -> None:
+    def __init__(self, host: str, store: "DatabaseStateStore | None" = None) -> None:
         self.host = host
         self._store = store
 
@@ -56,7 +56,8 @@ class FixedConductor:
             raise exceptions.NoConductor(
                 reason="the conductor of this process did not take the request"
             )
-        reason = _disabled_reason(self._store, self.host)
+        state = self._store.get(self.host) if self._store is not None else None
+        reason = _disabled_reason(state)
         if reason is not None:
             raise exceptions.NoConductor(
                 reason=f"the conductor {self.host} is disabled ({reason}); "
@@ -82,7 +83,7 @@ class GroupMembers:
         self,
         coordinator: coordination.CoordinationDriver,
         ttl: float,
-        store: "StateStore | None" = None,
+        store: "DatabaseStateStore | None" = None,
         stale_ok: bool = False,
         endpoints: bool = False,
     ) -> None:
@@ -167,12 +168,12 @@ class GroupMembers:
             if isinstance(caps, dict) and caps.get(DRAINING)
         }
         disabled = {}
-        if self._store is not None:
-            with translated("read conductor states"):
-                for host in hosts:
-                    reason = _disabled_reason(self._store, host)
-                    if reason is not None:
-                        disabled[host] = reason
+        if self._store is not None:  # one statement, whatever the members
+            states = self._store.every()
+            for host in hosts:
+                reason = _disabled_reason(states.get(host))
+                if reason is not None:
+                    disabled[host] = reason
         endpoints = {}
         if self._want_endpoints:
             endpoints = {

@@ -2,12 +2,12 @@
 
 Which conductors exist and are alive is the tooz group (their membership,
 with the capabilities each published when it joined and refreshes on every
-heartbeat); whether each may get new work is the operator's state kept
-beside the group (:mod:`inspector.coordination.conductor_state`). The HTTP
-API, ``ironic-inspector-manage`` and the API's choice of a conductor all
-read this class, so they cannot disagree. The standalone process has the
-same view of its one conductor: alive while it holds the leader lease of
-its database, its state a row of that database.
+heartbeat); whether each may get new work is the operator's state, a row
+of the database per conductor (:mod:`inspector.coordination.conductor_state`).
+The HTTP API, ``ironic-inspector-manage`` and the API's choice of a
+conductor all read this class, so they cannot disagree. The standalone
+process has the same view of its one conductor: alive while it holds the
+leader lease of its database.
 """
 
 import datetime
@@ -16,13 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from inspector import exceptions
+from inspector.coordination import conductor_state
 from inspector.coordination.backend import GROUP_ID, translated
-from inspector.coordination.conductor_state import (
-    DatabaseStateStore,
-    StateStore,
-    for_coordinator,
-)
-from inspector.coordination.members import DRAINING
+from inspector.coordination.conductor_state import DatabaseStateStore
 from inspector.db import claims, leases
 from inspector.db.engine import Database
 
@@ -74,11 +70,14 @@ def for_standalone(db: Database, conf: Any) -> "ServiceGroup":
 
 
 def for_split(coordinator: "CoordinationDriver", db: Database) -> "ServiceGroup":
-    return ServiceGroup(group_members(coordinator), for_coordinator(coordinator), db)
+    store = conductor_state.for_split(coordinator, db)
+    return ServiceGroup(group_members(coordinator), store, db)
 
 
 class ServiceGroup:
-    def __init__(self, members: Members, store: StateStore, db: Database) -> None:
+    def __init__(
+        self, members: Members, store: DatabaseStateStore, db: Database
+    ) -> None:
         self._members = members
         self._store = store
         self._db = db
@@ -104,22 +103,21 @@ class ServiceGroup:
 
     def _all(self, with_work: bool = True) -> dict[str, dict[str, Any]]:
         members = self._members()
-        with translated("read conductor states"):
-            known = set(members) | set(self._store.hosts())
-            states_ = {host: self._store.get(host) for host in known}
-        # the work each owns is in the database: a view without it needs
-        # only the coordination backend (the health check's)
+        states_ = self._store.every()
+        # the work each owns: the one read a view without it (the health
+        # check's) leaves out
         owned = claims.owners(self._db) if with_work else {}
         views = {}
-        for host in sorted(known):
+        for host in sorted(set(members) | set(states_)):
             views[host] = self._view(
-                host, members.get(host), states_[host], owned.get(host, 0)
+                host, members.get(host), states_.get(host), owned.get(host, 0)
             )
         return views
 
     def conductors(self, with_work: bool = True) -> list[dict[str, Any]]:
         """Every conductor that is alive or has a state set, by name;
-        ``with_work`` False leaves the database out (introspections 0)."""
+        ``with_work`` False leaves out the work each owns (introspections
+        0)."""
         return list(self._all(with_work).values())
 
     def get(self, host: str) -> dict[str, Any]:
@@ -143,14 +141,13 @@ class ServiceGroup:
             "reason": None if enabled else (reason or "disabled by an operator"),
             "changed_at": datetime.datetime.now(datetime.UTC).isoformat(),
         }
-        with translated("store the conductor state"):
-            if enabled:
-                # enabled is what no document says: without one, a conductor
-                # enabled again is listed like one never disabled (gone
-                # once it stops cleanly, not dead until forgotten)
-                self._store.delete(host)
-            else:
-                self._store.put(host, state)
+        if enabled:
+            # enabled is what no document says: without one, a conductor
+            # enabled again is listed like one never disabled (gone once it
+            # stops cleanly, not dead until forgotten)
+            self._store.delete(host)
+        else:
+            self._store.put(host, state)
         warning = None
         if not enabled:
             others = [
@@ -197,17 +194,5 @@ class ServiceGroup:
                 "introspection step(s) the leader has not taken over yet; "
                 "try again in a minute"
             )
-        with translated("forget the conductor state"):
-            self._store.delete(host)
+        self._store.delete(host)
         LOG.info("Conductor %s forgotten", host)
-
-    def routable(self) -> list[str]:
-        """Alive, enabled and not stopping: where new work may go."""
-        members = self._members()
-        with translated("read conductor states"):
-            return [
-                h
-                for h in sorted(members)
-                if (self._store.get(h) or {}).get("enabled", True)
-                and not members[h].get(DRAINING)
-            ]

@@ -112,11 +112,8 @@ class Lease(Base):
 
 
 class ConductorState(Base):
-    """Operator-set state of a conductor (enabled, disabled with a reason).
-
-    Only the standalone process keeps it here: in split mode it lives in the
-    coordination backend beside the conductor group, the one source of truth
-    for conductors (:mod:`inspector.coordination.conductor_state`).
+    """Operator-set state of a conductor (enabled, disabled with a reason),
+    in every shape (:mod:`inspector.coordination.conductor_state`).
     """
 
     __tablename__ = "conductor_states"

@@ -221,7 +221,7 @@ def conductor(conf: cfg.ConfigOpts) -> Conductor:
         stores=data_store.DataStores(conf, db),
         run_id=run_id,
     )
-    store = conductor_state.for_coordinator(coordinator)
+    store = conductor_state.for_split(coordinator, db)
     service = ConductorService(
         rt,
         serve,
@@ -376,7 +376,7 @@ def api(conf: cfg.ConfigOpts) -> Api:
         if transport is not None:
             transport.cleanup()
         raise
-    store = conductor_state.for_coordinator(coordinator)
+    store = conductor_state.for_split(coordinator, db)
     members = GroupMembers(
         coordinator,
         conf.coordination.member_cache_seconds,

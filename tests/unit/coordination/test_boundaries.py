@@ -6,12 +6,10 @@ import ast
 import pathlib
 from typing import Any
 
-import pytest
 from tooz import coordination
 
 import inspector
-from inspector import exceptions
-from inspector.coordination import backend, conductor_state
+from inspector.coordination import backend
 
 PACKAGE = pathlib.Path(inspector.__file__).parent
 OWNERS = {
@@ -80,37 +78,26 @@ def test_the_check_sees_private_reads() -> None:
     ]
 
 
-def test_the_file_driver_keeps_state_in_its_directory(tmp_path: pathlib.Path) -> None:
+def test_the_file_driver_gives_its_directory(tmp_path: pathlib.Path) -> None:
     coordinator = coordination.get_coordinator(f"file://{tmp_path}", b"test")
     assert backend.direct_access(coordinator) == ("file", str(tmp_path))
-    store = conductor_state.for_coordinator(coordinator)
-    assert isinstance(store, conductor_state.FileStore)
-    store.put("c-1", {"enabled": False})
-    assert store.get("c-1") == {"enabled": False}
-    assert (tmp_path / "ironic_inspector_conductor_states").is_dir()
 
 
 def _driver(module: str, **fields: Any) -> Any:
     return type("Driver", (), {"__module__": module, **fields})()
 
 
-def test_each_driver_gets_its_store() -> None:
+def test_each_driver_gives_its_client() -> None:
     client = object()
-    for module, field, store in (
-        ("tooz.drivers.etcd3gw", "client", conductor_state.Etcd3gwStore),
-        ("tooz.drivers.redis", "_client", conductor_state.RedisStore),
-        ("tooz.drivers.memcached", "client", conductor_state.MemcachedStore),
+    for module, field in (
+        ("tooz.drivers.etcd3gw", "client"),
+        ("tooz.drivers.redis", "_client"),
+        ("tooz.drivers.memcached", "client"),
     ):
         coordinator = _driver(module, **{field: client})
         assert backend.direct_access(coordinator)[1] is client
-        assert isinstance(conductor_state.for_coordinator(coordinator), store)
-
-
-def test_a_driver_without_a_store_is_a_config_error() -> None:
     coordinator = _driver("tooz.drivers.zookeeper", _client=object())
     assert backend.direct_access(coordinator) == ("zookeeper", None)
-    with pytest.raises(exceptions.ConfigError, match="the zookeeper backend cannot"):
-        conductor_state.for_coordinator(coordinator)
 
 
 def test_stop_refreshing_forgets_the_lock() -> None:

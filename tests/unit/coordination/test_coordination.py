@@ -102,6 +102,36 @@ def test_members_cache_and_pick(coordinators: Any) -> None:
         members.pick(exclude=["a", "b", "c"])
 
 
+def test_the_router_reads_every_state_in_one_statement(coordinators: Any) -> None:
+    """Disabled conductors come from the database the API shares with the
+    conductors: one statement per refresh of the member cache, whatever
+    the number of members."""
+    import sqlalchemy as sa
+
+    from inspector.coordination.conductor_state import DatabaseStateStore
+    from inspector.db import engine, migration
+
+    db = engine.Database("sqlite://")
+    migration.ensure_schema(db)
+    store = DatabaseStateStore(db)
+    for host in ("a", "b", "c"):
+        Membership(coordinators(host), host, {})._join()
+    store.put("b", {"enabled": False, "reason": "disk swap"})
+    store.put("gone", {"enabled": False})  # not a member: never routable
+    statements: list[str] = []
+    sa.event.listen(
+        db.engine, "before_cursor_execute", lambda *a: statements.append(a[2])
+    )
+    members = GroupMembers(coordinators("api"), ttl=60, store=store)
+    assert members.routable() == ["a", "c"]
+    assert len(statements) == 1 and "conductor_states" in statements[0]
+    store.put("a", {"enabled": False})
+    store.put("c", {"enabled": False})
+    members.invalidate()
+    with pytest.raises(exceptions.NoConductor, match="every live conductor is dis"):
+        members.pick()
+
+
 def test_members_with_their_json_rpc_endpoints(coordinators: Any) -> None:
     Membership(
         coordinators("a"), "a", {"rpc_endpoint": "https://10.0.0.1:8089/"}
