@@ -115,9 +115,9 @@ bench-pxe: venv packages
 	$(BIN)/python -m lab bench-pxe
 
 # the CPU of 200 introspection rules for one machine, compiled once and
-# compiled per call (lab/rules_bench.py; no server, a few seconds)
+# compiled per call (lab/bench/rules.py; no server, a few seconds)
 bench-rules: venv
-	$(BIN)/python -m lab.rules_bench
+	$(BIN)/python -m lab bench-rules
 
 # listing, metrics and sweeps at 1k and 200k records, SQLite and PostgreSQL
 bench-scale: venv packages

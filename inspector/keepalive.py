@@ -6,7 +6,7 @@ server each. Through requests (and keystoneauth) every request pays for
 hooks, cookies, adapters and sessions, and through urllib3's pool for a
 retry and timeout state and a response object of its own (about 175 us of
 CPU per request more than ``http.client`` alone, measured by
-``python -m lab.swap_bench``). Here a request is one
+``python -m lab bench-swaps``). Here a request is one
 ``HTTPConnection.request`` and ``getresponse`` on a kept-alive connection:
 the wire protocol (framing, chunked bodies, interim answers, header
 checks) is ``http.client``'s. What is ours: the idle connections kept per

@@ -25,7 +25,7 @@ command -v busybox >/dev/null 2>&1 || missing+=(busybox)
 command -v ethtool >/dev/null 2>&1 || [ -x /usr/sbin/ethtool ] || missing+=(ethtool)
 [ -x /usr/sbin/iptables-restore ] || missing+=(iptables)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # the /fleet page's browser test
-# the Redfish emulator's libvirt test driver (lab/redfish_emulator.py links it in)
+# the Redfish emulator's libvirt test driver (lab/servers/redfish_emulator.py links it in)
 [ -e /usr/lib/python3/dist-packages/libvirt.py ] || missing+=(python3-libvirt)
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from lab.apache_server import SHIPPED, render_vhost
+from lab.servers.apache import SHIPPED, render_vhost
 
 ETC = pathlib.Path(__file__).resolve().parents[2] / "etc"
 BIN = pathlib.Path(sys.executable).parent

@@ -16,7 +16,7 @@ from oslo_config import cfg
 
 from inspector import exceptions
 from inspector.fleet import expected
-from lab import fleet_rows
+from lab.machines import fleet_rows
 from tests.functional.conftest import Service, database_conf, run_script
 
 V123 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.23"}

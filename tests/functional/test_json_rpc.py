@@ -24,7 +24,7 @@ from inspector.conf import opts
 from inspector.jsonrpc import auth, endpoint, probe
 from inspector.jsonrpc.client import CallFailed, JsonRpcSender
 from inspector.jsonrpc.server import JsonRpcServer
-from lab import loopback
+from lab.servers import loopback
 from tests.unit.net.certs import Certs, make_certs
 
 NODE = str(uuid_lib.uuid4())

@@ -9,8 +9,8 @@ import pytest
 
 from inspector import states
 from inspector.db import introspections
-from lab import loopback
-from lab.redfish_static import StaticBmc, StaticSystem
+from lab.machines.redfish_static import StaticBmc, StaticSystem
+from lab.servers import loopback
 from tests.functional.conftest import (
     Service,
     add_node,

@@ -20,13 +20,14 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from lab import machines
-from lab.enroll import IronicAPI, enroll_one
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer, default_cache_dir
-from lab.machines import Machine
-from lab.postgres_server import PostgresServer
-from lab.split_cluster import ConductorServer, SplitCluster
+from lab.machines import hardware
+from lab.machines.enroll import IronicAPI, enroll_one
+from lab.machines.hardware import Machine
+from lab.servers.inspector import ConductorServer, InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.postgres import PostgresServer
+from lab.servers.split_cluster import SplitCluster
+from lab.venvs import default_cache_dir
 from lab.waiting import wait_until
 from tests.integration import cpu_ledger
 
@@ -188,7 +189,7 @@ class Lab:
         self.seed = seed
 
     def _make(self, enroll_port: bool | None = None) -> Machine:
-        machine = machines.make_machine(next(_indexes) + 1000 * self.seed, self.seed)
+        machine = hardware.make_machine(next(_indexes) + 1000 * self.seed, self.seed)
         if enroll_port is not None:
             machine.enroll_port = enroll_port
         return machine

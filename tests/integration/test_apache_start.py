@@ -4,7 +4,7 @@ import pathlib
 
 import requests
 
-from lab.apache_server import ApacheApiServer
+from lab.servers.apache import ApacheApiServer
 
 
 def test_missing_config_file_is_named_at_start(tmp_path: pathlib.Path) -> None:

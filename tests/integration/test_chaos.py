@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from lab import machines
-from lab.enroll import IronicAPI, enroll_one
-from lab.machines import Machine
-from lab.ramdisk import post_continue
-from lab.split_cluster import ConductorServer, SplitCluster
+from lab.machines import hardware
+from lab.machines.enroll import IronicAPI, enroll_one
+from lab.machines.hardware import Machine
+from lab.machines.ramdisk import post_continue
+from lab.servers.inspector import ConductorServer
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import Client, SplitFactory, kill, start
 
 COUNT = 100
@@ -164,7 +165,7 @@ def test_chaos(
     # each cluster introspects machines of its own in the session's Ironic
     first = 5000 if cluster.rpc_transport == "oslo" else 5200
     lab_machines: list[Machine] = [
-        machines.make_machine(first + index, seed=11) for index in range(COUNT)
+        hardware.make_machine(first + index, seed=11) for index in range(COUNT)
     ]
     by_uuid: dict[str, Machine] = {}
     with concurrent.futures.ThreadPoolExecutor(8) as pool:

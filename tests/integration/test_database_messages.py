@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from inspector.db import engine
-from lab.postgres_server import PostgresServer
+from lab.servers.postgres import PostgresServer
 
 BIN = pathlib.Path(sys.executable).parent
 

@@ -5,10 +5,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab import lldp
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.machines import unknown_machine
+from lab.machines import lldp
+from lab.machines.hardware import unknown_machine
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 HOOKS = (

@@ -18,7 +18,7 @@ from inspector.conf import opts
 from inspector.coordination.backend import direct_access, start_coordinator
 from inspector.locking import etcd_locks, factory
 from inspector.locking.base import holder_host
-from lab.etcd_server import EtcdServer
+from lab.servers.etcd import EtcdServer
 
 NODE = "6d3f6cf8-1f37-4a0f-9d0d-2b6f7c1f0e11"
 

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from lab.ironic_calls import AccessLog
-from lab.ironic_server import IronicServer
-from lab.split_cluster import ConductorServer, SplitCluster
+from lab.servers.inspector import ConductorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.ironic_log import AccessLog
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import (
     Client,
     Lab,

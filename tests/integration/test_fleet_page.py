@@ -18,9 +18,10 @@ import pytest
 import requests
 
 from inspector.db import engine
-from lab import fleet_rows, loopback
-from lab.inspector_server import InspectorServer
-from lab.postgres_server import PostgresServer
+from lab.machines import fleet_rows
+from lab.servers import loopback
+from lab.servers.inspector import InspectorServer
+from lab.servers.postgres import PostgresServer
 
 DOC_IMAGE = pathlib.Path(__file__).parents[2] / "doc" / "images" / "fleet.png"
 CHROMIUM = shutil.which("chromium")

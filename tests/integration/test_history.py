@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from lab import lldp, machines
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.postgres_server import PostgresServer
+from lab.machines import hardware, lldp
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.postgres import PostgresServer
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
@@ -71,7 +71,7 @@ def test_a_repaired_and_recabled_machine(client: Client, lab: Lab) -> None:
     assert "CUSTOM_HARDWARE_CHANGED" not in lab.api.node(uuid).get("traits", [])
     first = copy.deepcopy(machine.inventory)
 
-    old, new = machines.repair(machine)
+    old, new = hardware.repair(machine)
     nic = machine.inventory["interfaces"][0]
     nic["lldp"] = lldp.encode(
         chassis_mac="88:5a:92:aa:00:00", port_id="Ethernet1/40", system_name="sw-x"
@@ -144,7 +144,7 @@ def test_openstack_commands_through_a_keystone_session(
 
     machine, uuid = lab.machine()
     introspect(client, (machine, uuid))
-    machines.repair(machine)
+    hardware.repair(machine)
     introspect(client, (machine, uuid))
     app = types.SimpleNamespace(client_manager=_ClientManager(client.url))
 

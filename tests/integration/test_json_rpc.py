@@ -19,7 +19,7 @@ from typing import Any
 import bcrypt
 import pytest
 
-from lab.split_cluster import SplitCluster
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import Client, Lab, SplitFactory, introspect
 from tests.unit.net.certs import make_certs
 

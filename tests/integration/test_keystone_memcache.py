@@ -24,12 +24,12 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from lab import loopback
-from lab.inspector_server import InspectorServer
-from lab.keystone_standin import KeystoneStandin
-from lab.memcached_server import MemcachedServer
-from lab.postgres_server import PostgresServer
-from lab.split_cluster import SplitCluster
+from lab.servers import loopback
+from lab.servers.inspector import InspectorServer
+from lab.servers.keystone_standin import KeystoneStandin
+from lab.servers.memcached import MemcachedServer
+from lab.servers.postgres import PostgresServer
+from lab.servers.split_cluster import SplitCluster
 
 SECRET = "kolla-rendered-secret-key"
 USER = "operator-alice"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from lab.split_cluster import SplitCluster
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import Client, Lab, SplitFactory, introspect
 
 OUTAGE = 10.0

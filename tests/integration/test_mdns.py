@@ -21,10 +21,10 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from lab import netns
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import default_cache_dir
-from lab.real_agent import RealAgent
+from lab.machines import netns
+from lab.machines.real_agent import RealAgent
+from lab.servers.inspector import InspectorServer
+from lab.venvs import default_cache_dir
 from lab.waiting import wait_until
 
 CLIENT = """

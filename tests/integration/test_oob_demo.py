@@ -1,4 +1,4 @@
-"""``python -m lab demo --oob`` (lab/oob_demo.py) in small: three machines
+"""``python -m lab demo --oob`` (lab/demos/out_of_band.py) in small: three machines
 out of band and one ``auto`` falling back to the ramdisk, on the shared
 Ironic with the lab's Redfish emulator, through the demo's own
 ``introspect``, ``problems`` and ``report``."""
@@ -7,12 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab import oob_demo
-from lab.enroll import IronicAPI, enroll
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.ramdisk import RamdiskPlayer
-from lab.redfish_emulator import RedfishEmulator
+from lab.demos import out_of_band
+from lab.machines.enroll import IronicAPI, enroll
+from lab.machines.ramdisk import RamdiskPlayer
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.redfish_emulator import RedfishEmulator
 from tests.integration.conftest import start_inspector
 
 
@@ -29,7 +29,7 @@ def test_oob_demo_in_small(
     tmp_path_factory: pytest.TempPathFactory,
     unmasked: None,
 ) -> None:
-    planned = oob_demo.plan(4, seed=35, first=35_001)
+    planned = out_of_band.plan(4, seed=35, first=35_001)
     assert [p.mode for p in planned] == ["out-of-band"] * 3 + ["auto"]
     inspector: InspectorServer = start_inspector(
         tmp_path_factory.mktemp("inspector-oob-demo"), ironic
@@ -45,14 +45,14 @@ def test_oob_demo_in_small(
         emulator.start()
         uuids = enroll(ironic_api, [p.machine for p in planned])
         for item in planned:
-            oob_demo.point_at(
+            out_of_band.point_at(
                 ironic_api,
                 uuids[item.machine.name],
                 emulator.address,
                 emulator.system_id(item.system),
             )
         assert inspector.pid is not None
-        out = oob_demo.introspect(
+        out = out_of_band.introspect(
             inspector.url,
             ironic_api,
             ironic.log_file,
@@ -66,13 +66,13 @@ def test_oob_demo_in_small(
         player.stop()
         emulator.stop()
         assert inspector.stop() == 0, inspector.log_tail()
-    assert oob_demo.problems(planned, uuids, out) == []
+    assert out_of_band.problems(planned, uuids, out) == []
     assert out.finished == 4
     # the player played only the fallback's ramdisk; it was booted for it
     fallback = planned[3]
     assert out.ramdisk_posts == [fallback.machine.name]
     assert out.booting[uuids[fallback.machine.name]] > 0
-    text = oob_demo.report(planned, uuids, out)
+    text = out_of_band.report(planned, uuids, out)
     assert "powered on or booted: none (0 power/boot-device calls for 3 nodes" in text
     rows = {row[0]: row for row in out.rows}
     assert rows[fallback.machine.name][1:3] == ["auto", "in-band"]

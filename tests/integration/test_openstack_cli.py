@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, start_inspector
 

@@ -23,7 +23,7 @@ import pytest
 import requests
 import sqlalchemy as sa
 
-from lab.split_cluster import SplitCluster
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import (
     Client,
     Lab,

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from inspector import exceptions
-from lab import dhcp
-from lab.dhcp import DhcpSegment, Server
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.split_cluster import SplitCluster
+from lab.machines import dhcp
+from lab.machines.dhcp import DhcpSegment, Server
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.split_cluster import SplitCluster
 from lab.waiting import wait_until
 from tests.integration.conftest import (
     Client,

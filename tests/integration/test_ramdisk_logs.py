@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 FORMAT = "{uuid}_{mac}_{bmc}_{dt:%Y%m%d-%H%M%S.%f}.tar.gz"

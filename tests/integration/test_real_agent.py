@@ -21,11 +21,12 @@ from typing import Any
 
 import pytest
 
-from lab.enroll import IronicAPI
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer, default_cache_dir
-from lab.real_agent import MIN_ROOT_DISK, AgentRun, AgentUnavailable, RealAgent
-from lab.real_agent import nic_macs as machine_nics
+from lab.machines.enroll import IronicAPI
+from lab.machines.real_agent import MIN_ROOT_DISK, AgentRun, AgentUnavailable, RealAgent
+from lab.machines.real_agent import nic_macs as machine_nics
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.venvs import default_cache_dir
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, start, start_inspector
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.enroll import IronicAPI
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer, default_cache_dir
+from lab.machines.enroll import IronicAPI
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.venvs import default_cache_dir
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 BIN = Path(sys.executable).parent

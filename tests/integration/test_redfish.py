@@ -14,12 +14,17 @@ from typing import Any
 
 import pytest
 
-from lab import loopback
-from lab.inspector_server import InspectorServer
-from lab.ironic_calls import AccessLog
-from lab.ironic_server import IronicServer
-from lab.machines import Machine
-from lab.redfish_emulator import PASSWORD, USERNAME, EmulatedMachine, RedfishEmulator
+from lab.machines.hardware import Machine
+from lab.servers import loopback
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.ironic_log import AccessLog
+from lab.servers.redfish_emulator import (
+    PASSWORD,
+    USERNAME,
+    EmulatedMachine,
+    RedfishEmulator,
+)
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, start_inspector
 

@@ -21,9 +21,9 @@ import bcrypt
 import pytest
 import requests
 
-from lab import machines
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
+from lab.machines import hardware
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from tests.integration.conftest import SplitFactory, start_inspector, wait_until
 
 HEADER = "X-OpenStack-Request-Id"
@@ -90,7 +90,7 @@ def test_interleaved_callers_logged_under_their_own_ids(api: InspectorServer) ->
     def one(n: int) -> tuple[str, str, str, str, str]:
         with requests.Session() as http:  # a connection per request
             if n % 2:
-                machine = machines.unknown_machine(seed=1000 + n)
+                machine = hardware.unknown_machine(seed=1000 + n)
                 resp = http.post(
                     f"{api.url}/v1/continue", json=machine.payload(), timeout=60
                 )

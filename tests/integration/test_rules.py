@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
 GiB = 1024**3

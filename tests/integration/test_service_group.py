@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from lab.split_cluster import SplitCluster
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import (
     MEMBERSHIP_TIMEOUT,
     Client,

@@ -14,9 +14,9 @@ import pytest
 from tooz import coordination
 
 from inspector.coordination.backend import GROUP_ID
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.split_cluster import ConductorServer, SplitCluster
+from lab.servers.inspector import ConductorServer, InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.split_cluster import SplitCluster
 from lab.waiting import wait_until
 from tests.integration.conftest import (
     MEMBERSHIP_TIMEOUT,
@@ -257,7 +257,7 @@ def test_health_and_metrics(client: Client, cluster: SplitCluster, lab: Lab) -> 
     """/healthcheck and /metrics through the API (its own server, then
     Apache with two daemon processes that share their recorded values), and
     a conductor's own metrics port."""
-    from lab import loopback
+    from lab.servers import loopback
 
     port = loopback.free_port()
     extra = cluster.add_conductor(

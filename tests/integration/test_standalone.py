@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import pytest
 
 from inspector.api import versions
-from lab.enroll import IronicAPI
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.postgres_server import PostgresServer
+from lab.machines.enroll import IronicAPI
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.postgres import PostgresServer
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, introspect, start_inspector
 
@@ -112,7 +112,7 @@ def test_abort(client: Client, lab: Lab) -> None:
 
 
 def test_unknown_mac_is_404(client: Client, lab: Lab) -> None:
-    from lab.machines import unknown_machine
+    from lab.machines.hardware import unknown_machine
 
     resp = client.post("/v1/continue", json=unknown_machine(seed=3).payload())
     assert resp.status_code == 404

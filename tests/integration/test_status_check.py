@@ -5,8 +5,8 @@ import pathlib
 import subprocess
 import sys
 
-from lab import loopback
-from lab.postgres_server import PostgresServer
+from lab.servers import loopback
+from lab.servers.postgres import PostgresServer
 
 BIN = pathlib.Path(sys.executable).parent
 

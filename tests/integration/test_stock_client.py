@@ -12,9 +12,9 @@ import ironic_inspector_client
 import pytest
 
 from inspector.api import versions
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.ramdisk import post_continue
+from lab.machines.ramdisk import post_continue
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from lab.waiting import wait_until
 from tests.integration.conftest import Lab, start_inspector
 

@@ -32,9 +32,10 @@ import pytest
 import sqlalchemy as sa
 
 from inspector import faults
-from lab.machines import Machine
-from lab.ramdisk import post_continue
-from lab.split_cluster import ConductorServer, SplitCluster
+from lab.machines.hardware import Machine
+from lab.machines.ramdisk import post_continue
+from lab.servers.inspector import ConductorServer
+from lab.servers.split_cluster import SplitCluster
 from tests.integration.conftest import (
     Client,
     Lab,

@@ -21,10 +21,10 @@ import requests
 from keystoneauth1 import session as ks_session
 
 from inspector.api import versions
-from lab import socket_proxy
-from lab.inspector_server import InspectorServer
-from lab.ironic_server import IronicServer
-from lab.ramdisk import post_continue
+from lab.machines.ramdisk import post_continue
+from lab.servers import socket_proxy
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
 from tests.integration.conftest import (
     Client,
     Lab,
@@ -237,12 +237,12 @@ def test_regular_file_at_the_socket_path_is_refused(
 
 
 def test_apache_warns_once_about_own_server_options(tmp_path: pathlib.Path) -> None:
-    from lab import apache_server
+    from lab.servers import apache
 
-    missing = apache_server.installed()
+    missing = apache.installed()
     if missing:
         pytest.skip(missing)
-    server = apache_server.ApacheApiServer(
+    server = apache.ApacheApiServer(
         tmp_path,
         "http://127.0.0.1:1",
         processes=2,

@@ -5,15 +5,15 @@ import pathlib
 
 import pytest
 
-from lab import etcd_server
-from lab.etcd_server import EtcdServer
+from lab.servers import etcd
+from lab.servers.etcd import EtcdServer
 
 
 def test_in_memory_data_is_kept_until_closed(tmp_path: pathlib.Path) -> None:
-    if not etcd_server.RAM.is_dir():
-        pytest.skip(f"no {etcd_server.RAM} here")
+    if not etcd.RAM.is_dir():
+        pytest.skip(f"no {etcd.RAM} here")
     server = EtcdServer(tmp_path, in_memory=True)
-    assert server.data_dir.parent == etcd_server.RAM
+    assert server.data_dir.parent == etcd.RAM
     (server.data_dir / "member").mkdir()  # what etcd writes there
     server.stop()  # a restart keeps the data
     assert (server.data_dir / "member").is_dir()
@@ -31,6 +31,6 @@ def test_on_disk_by_default(tmp_path: pathlib.Path) -> None:
 def test_without_a_ram_filesystem_the_data_stays_on_disk(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(etcd_server, "RAM", tmp_path / "absent")
+    monkeypatch.setattr(etcd, "RAM", tmp_path / "absent")
     server = EtcdServer(tmp_path, in_memory=True)
     assert server.data_dir == tmp_path / "etcd-data"

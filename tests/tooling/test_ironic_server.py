@@ -4,7 +4,7 @@ import pathlib
 import stat
 import sys
 
-from lab.ironic_server import IronicServer
+from lab.servers.ironic import IronicServer
 
 FAKE_DBSYNC = """#!{python}
 import pathlib, re, sys

@@ -8,23 +8,23 @@ from typing import Any
 import pytest
 
 from inspector.intake import lookup
-from lab import lldp, machines
-from lab.progress import Progress
-from lab.ramdisk import post_continue
+from lab.demos.progress import Progress
+from lab.machines import hardware, lldp
+from lab.machines.ramdisk import post_continue
 
 
 def test_machines_are_deterministic_and_unique() -> None:
-    first = machines.make_lab(60, seed=3)
-    again = machines.make_lab(60, seed=3)
+    first = hardware.make_lab(60, seed=3)
+    again = hardware.make_lab(60, seed=3)
     assert [m.payload() for m in first] == [m.payload() for m in again]
     macs = [mac for m in first for mac in m.macs]
     assert len(macs) == len(set(macs))
     assert len({m.bmc_address for m in first}) == 60
-    assert machines.make_lab(5, seed=4)[0].payload() != first[0].payload()
+    assert hardware.make_lab(5, seed=4)[0].payload() != first[0].payload()
 
 
 def test_machines_vary_realistically() -> None:
-    lab = machines.make_lab(60)
+    lab = hardware.make_lab(60)
     assert len({m.cpus for m in lab}) >= 4
     assert {len(m.inventory["disks"]) for m in lab} <= {1, 2, 3, 4}
     assert len({len(m.inventory["disks"]) for m in lab}) >= 3
@@ -37,15 +37,15 @@ def test_machines_vary_realistically() -> None:
 
 
 def test_payload_is_found_by_lookup() -> None:
-    machine = machines.make_machine(7)
+    machine = hardware.make_machine(7)
     attrs = lookup.from_data(machine.payload())
     assert machine.pxe_mac in attrs["mac"]
     assert attrs["bmc_address"] == [machine.bmc_address]
 
 
 def test_error_behaviour_sets_error() -> None:
-    assert machines.make_machine(1, behaviour="error").payload()["error"]
-    assert machines.make_machine(1).payload()["error"] is None
+    assert hardware.make_machine(1, behaviour="error").payload()["error"]
+    assert hardware.make_machine(1).payload()["error"] is None
 
 
 def test_lldp_round_trip() -> None:
@@ -114,7 +114,7 @@ def test_post_continue_gives_up_on_dead_server() -> None:
 
 
 def test_ironic_access_log_counts_calls_after_its_start(tmp_path: Any) -> None:
-    from lab.ironic_calls import AccessLog
+    from lab.servers.ironic_log import AccessLog
 
     log = tmp_path / "ironic.log"
     line = (
@@ -150,7 +150,7 @@ def test_ironic_access_log_counts_calls_after_its_start(tmp_path: Any) -> None:
 
 
 def test_apache_config_serves_the_wsgi_module(tmp_path: Any) -> None:
-    from lab.apache_server import ApacheApiServer
+    from lab.servers.apache import ApacheApiServer
 
     server = ApacheApiServer(
         tmp_path, "http://127.0.0.1:1", port=8123, processes=3, threads=5
@@ -172,9 +172,9 @@ def test_repair_is_a_swapped_disk_and_less_memory() -> None:
     differs from before by exactly one disk and the memory."""
     from inspector.history import diff, record
 
-    machine = machines.make_machine(3)
+    machine = hardware.make_machine(3)
     before = record.build(machine.payload())
-    old, new = machines.repair(machine)
+    old, new = hardware.repair(machine)
     assert old != new
     found = diff.changes(before, record.build(machine.payload()))
     assert sorted((c["component"], c["kind"]) for c in found) == sorted(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab.rabbitmq_server import RabbitMQServer
+from lab.servers.rabbitmq import RabbitMQServer
 
 CONNECTION_START = b"\x01\x00\x00\x00\x00\x01\xf4\x00\x0a\x00\x0a" + b"\x00" * 20
 """The first bytes of a broker's connection.start method frame."""

@@ -3,8 +3,8 @@
 import datetime
 from typing import Any
 
-from lab import wall_time
-from lab.ramdisk import Callback
+from lab.bench import wall_time
+from lab.machines.ramdisk import Callback
 
 WALL0 = 1_800_000_000.0
 MONO0 = 100.0

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from inspector.api import fleet_view
 from inspector.db import engine, fleet, models
-from lab import fleet_rows
+from lab.machines import fleet_rows
 from lab.waiting import wait_until
 from tests.unit.db.statements import recorded
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from inspector.db import engine, fleet, models
 from inspector.fleet import queries
-from lab import fleet_rows
+from lab.machines import fleet_rows
 from tests.unit.db.statements import recorded
 
 

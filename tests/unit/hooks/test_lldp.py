@@ -8,7 +8,7 @@ from inspector.hooks import lldp
 from inspector.hooks.base import NodeContext
 from inspector.hooks.interfaces import ValidateInterfacesHook
 from inspector.hooks.lldp_hooks import LldpBasicHook, LocalLinkConnectionHook
-from lab import lldp as lab_lldp
+from lab.machines import lldp as lab_lldp
 
 
 def _hex(text: str) -> str:

@@ -233,7 +233,7 @@ def test_accelerators_none_found(conf: Any, devices: Any) -> None:
 
 
 def test_accelerators_lab_gpus_are_known(conf: Any) -> None:
-    from lab.machines import GPUS
+    from lab.machines.hardware import GPUS
 
     known = AcceleratorsHook(conf).known
     assert all((v, p) in known for v, p, _name in GPUS)

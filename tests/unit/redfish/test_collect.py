@@ -10,7 +10,7 @@ from oslo_config import cfg
 from inspector import exceptions
 from inspector.hooks import lldp
 from inspector.redfish import collect, credentials, provenance, sessions
-from lab.redfish_static import StaticBmc, StaticSystem
+from lab.machines.redfish_static import StaticBmc, StaticSystem
 
 MAC1 = "52:54:00:00:00:01"
 MAC2 = "52:54:00:00:00:02"

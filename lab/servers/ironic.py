@@ -1,0 +1,272 @@
+"""Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback."""
+
+import contextlib
+import json
+import logging
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import time
+
+from lab import procstat
+from lab.servers import loopback
+from lab.venvs import install_venv
+
+LOG = logging.getLogger(__name__)
+
+IRONIC_REQUIREMENT = "ironic==39.*"
+
+INTERFACES = {
+    # redfish too: [redfish]engine = ironic runs Ironic's own redfish
+    # inspection (tests/integration/test_redfish.py); fake stays every
+    # interface's default for fake-hardware (the first one)
+    "enabled_hardware_types": "fake-hardware,redfish",
+    "enabled_bios_interfaces": "fake,no-bios",
+    "enabled_boot_interfaces": "fake,pxe",
+    "enabled_console_interfaces": "fake,no-console",
+    "enabled_deploy_interfaces": "fake,direct",
+    "enabled_firmware_interfaces": "fake,no-firmware",
+    # agent: Ironic's own inspection, for the rules comparison (issue 34);
+    # fake stays the default (the first one)
+    "enabled_inspect_interfaces": "fake,no-inspect,agent,redfish",
+    "enabled_management_interfaces": "fake,redfish",
+    "enabled_network_interfaces": "noop",
+    "enabled_power_interfaces": "fake,redfish",
+    "enabled_raid_interfaces": "fake,no-raid",
+    "enabled_rescue_interfaces": "fake,no-rescue",
+    "enabled_storage_interfaces": "noop",
+    "enabled_vendor_interfaces": "fake,no-vendor",
+}
+
+
+def _alive(pid: int) -> bool:
+    """``pid`` runs (a zombie does not)."""
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]
+    except OSError:
+        return False
+    return state.split()[0] != "Z"
+
+
+class IronicServer:
+    """One Ironic process (API + conductor, ``rpc_transport = none``), or
+    with ``database_url`` Ironic as production runs it: ``ironic-api`` with
+    ``api_workers`` worker processes and a separate ``ironic-conductor``
+    over JSON-RPC, on that (PostgreSQL) database.
+    """
+
+    def __init__(
+        self,
+        cache_dir: pathlib.Path,
+        work_dir: pathlib.Path,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        database_url: str | None = None,
+        api_workers: int = 2,
+    ) -> None:
+        self.cache_dir = pathlib.Path(cache_dir)
+        self.work_dir = pathlib.Path(work_dir)
+        self.host = host
+        self.port = port or loopback.free_port()
+        self.database_url = database_url
+        self.api_workers = api_workers
+        self.requirement = IRONIC_REQUIREMENT
+        self.venv = self.cache_dir / "ironic-venv"
+        if database_url is not None:
+            self.requirement += " psycopg2-binary"
+            self.venv = self.cache_dir / "ironic-pg-venv"
+        self.log_file = self.work_dir / "ironic.log"
+        self.config_file = self.work_dir / "ironic.conf"
+        self.policy_file = self.work_dir / "policy.yaml"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def install(self) -> pathlib.Path:
+        """Install Ironic into its own venv once; later calls return at once."""
+        return install_venv(self.venv, self.requirement, "Ironic", "about 30 s")
+
+    def _write_config(self) -> None:
+        production = self.database_url is not None
+        lines = [
+            "[DEFAULT]",
+            "auth_strategy = noauth",
+            f"rpc_transport = {'json-rpc' if production else 'none'}",
+            # the API reaches the conductor at its host name
+            f"host = {'127.0.0.1' if production else 'lab-ironic'}",
+            "debug = False",
+            f"log_file = {self.log_file}",
+            "use_stderr = False",
+        ]
+        lines += [f"{k} = {v}" for k, v in INTERFACES.items()]
+        lines += [
+            "default_network_interface = noop",
+            "[api]",
+            f"host_ip = {self.host}",
+            f"port = {self.port}",
+            f"api_workers = {self.api_workers if production else 1}",
+            "[database]",
+            "connection = "
+            + (self.database_url or f"sqlite:///{self.work_dir / 'ironic.sqlite'}"),
+            # a lab's database, thrown away after the run: no fsync per
+            # commit (PostgreSQL runs with fsync=off in the lab too)
+            "sqlite_synchronous = false",
+            "[dhcp]",
+            "dhcp_provider = none",
+            "[conductor]",
+            "automated_clean = false",
+            "sync_power_state_interval = -1",
+            "heartbeat_interval = 5",
+            "periodic_max_workers = 2",
+            # agent inspection with fake boot: nothing boots, the test posts
+            # the ramdisk's data to /v1/continue_inspection itself
+            "[inspector]",
+            "require_managed_boot = false",
+            "[oslo_policy]",
+            "enforce_scope = false",
+            "enforce_new_defaults = false",
+            # set_policy() changes it while Ironic runs (oslo.policy
+            # re-reads a changed file)
+            f"policy_file = {self.policy_file}",
+            "[json_rpc]",
+            "auth_strategy = noauth",
+            "host_ip = 127.0.0.1",
+            f"port = {loopback.free_port()}",
+        ]
+        self.config_file.write_text("\n".join(lines) + "\n")
+
+    def set_policy(self, rules: dict[str, str]) -> None:
+        """Ironic's policy overrides (none by default), taken at its next
+        request: e.g. ``{"show_password": "@"}`` unmasks BMC passwords."""
+        self.policy_file.write_text(json.dumps(rules) + "\n")
+
+    def start(self) -> None:
+        self.install()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.set_policy({})
+        self._write_config()
+        bindir = self.venv / "bin"
+        started = time.monotonic()
+        self._create_schema()
+        output = open(self.work_dir / "ironic.stdout", "ab")  # noqa: SIM115
+        config = str(self.config_file)
+        if self.database_url is None:
+            command = [str(bindir / "ironic"), "--config-file", config]
+        else:
+            # one parent, so the CPU of its tree is Ironic's whole CPU
+            command = [
+                "sh",
+                "-c",
+                f'"{bindir}/ironic-api" --config-file "{config}" & '
+                f'"{bindir}/ironic-conductor" --config-file "{config}" & wait',
+            ]
+        self._proc = subprocess.Popen(
+            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        output.close()
+        try:
+            loopback.wait_for_http(self.url + "/v1", 90, self.log_file, self._proc)
+            if self.database_url is not None:
+                self._wait_for_conductor(90)
+        except TimeoutError as exc:
+            self.stop()
+            raise RuntimeError(
+                f"Ironic did not start: {exc}\n{self.log_tail()}"
+            ) from exc
+        LOG.info("Ironic ready at %s in %.1f s", self.url, time.monotonic() - started)
+
+    def _create_schema(self) -> None:
+        """Ironic's tables, once per database.
+
+        A restart (the SQLite file exists) needs nothing; a new SQLite
+        database is a copy of the schema ``ironic-dbsync`` made once per
+        Ironic virtualenv (it costs ~3 s of CPU and more of wall time per
+        run, and the tests start several Ironic servers). PostgreSQL's
+        database is made by ``ironic-dbsync`` every time.
+        """
+        sqlite = self.work_dir / "ironic.sqlite"
+        template = self.venv / "schema.sqlite"
+        if self.database_url is None:
+            if sqlite.exists():
+                return
+            if template.exists():
+                shutil.copyfile(template, sqlite)
+                return
+        sync = subprocess.run(
+            [
+                str(self.venv / "bin" / "ironic-dbsync"),
+                "--config-file",
+                str(self.config_file),
+                "create_schema",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        if sync.returncode != 0 and "already" not in sync.stdout:
+            raise RuntimeError(f"ironic-dbsync failed:\n{sync.stdout[-3000:]}")
+        if self.database_url is None:
+            # several test processes may get here at once: each writes its
+            # own copy and renames it into place
+            partial = template.with_name(f"{template.name}.{os.getpid()}")
+            shutil.copyfile(sqlite, partial)
+            partial.replace(template)
+
+    def _wait_for_conductor(self, timeout: float) -> None:
+        """The API answers before the separate conductor has registered its
+        drivers; nothing can be enrolled until it has."""
+        import requests
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                drivers = requests.get(self.url + "/v1/drivers", timeout=5).json()
+                if any(d.get("name") == "fake-hardware" for d in drivers["drivers"]):
+                    return
+            except (requests.RequestException, ValueError, KeyError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError("Ironic's conductor did not register within the timeout")
+
+    def log_tail(self, chars: int = 3000) -> str:
+        parts = []
+        for path in (self.log_file, self.work_dir / "ironic.stdout"):
+            try:
+                parts.append(path.read_text(errors="replace")[-chars:])
+            except OSError:
+                pass
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        # ironic-api and ironic-conductor make sessions of their own: end
+        # every process of the tree by PID, not only the group
+        tree = procstat.tree(proc.pid)
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(p) for p in tree):
+            time.sleep(0.1)
+        for pid in tree:
+            with contextlib.suppress(ProcessLookupError):
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        proc.wait()
+
+    def __enter__(self) -> "IronicServer":
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
