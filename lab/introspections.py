@@ -9,10 +9,13 @@ from typing import Any
 import requests
 
 
-def states(url: str) -> dict[str, dict[str, Any]]:
-    """Every introspection's status by node UUID (one listing, no limit)."""
-    items = requests.get(f"{url}/v1/introspection?limit=0", timeout=30).json()
-    return {i["uuid"]: i for i in items["introspection"]}
+def states(url: str, version: str | None = None) -> dict[str, dict[str, Any]]:
+    """Every introspection's status by node UUID (one listing, no limit),
+    at API ``version`` when given."""
+    headers = {"X-OpenStack-Ironic-Inspector-API-Version": version} if version else {}
+    listing = f"{url}/v1/introspection?limit=0"
+    answer = requests.get(listing, headers=headers, timeout=30)
+    return {i["uuid"]: i for i in answer.json()["introspection"]}
 
 
 def start_all(url: str, uuids: list[str], workers: int = 8) -> dict[str, float]:

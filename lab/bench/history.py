@@ -16,11 +16,9 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
-from lab import procstat
-from lab.bench.scale import database
+from lab.bench.scale import database, peak_rss_mb, serving
 from lab.bench.stats import line, timed
 from lab.machines import fleet_rows
-from lab.servers import loopback
 from lab.servers.inspector import InspectorServer
 
 ROUNDS = 100
@@ -180,31 +178,22 @@ def run(
     for kind in backends:
         with tempfile.TemporaryDirectory(prefix=f"history-{kind}-") as tmp:
             work = pathlib.Path(tmp)
-            with database(kind, work) as url:
-                server = InspectorServer(
-                    work / "api",
-                    # nothing here calls Ironic: a closed port
-                    ironic_url=f"http://127.0.0.1:{loopback.free_port()}",
-                    database_url=url,
-                )
-                (work / "api").mkdir()
-                server.start(dbsync=True)
+            with (
+                database(kind, work) as url,
+                serving(work / "api", url, dbsync=True) as server,
+            ):
                 loads = [os.getloadavg()[0]]
-                try:
-                    uuids, load = seed(url, nodes, runs)
-                    entry = {
-                        "backend": kind,
-                        "nodes": nodes,
-                        "runs": nodes * runs,
-                        "load_s": round(load, 1),
-                        "http": http_costs(server, url, uuids),
-                    }
-                    loads.append(os.getloadavg()[0])
-                    entry["load_average"] = [round(x, 1) for x in loads]
-                    assert server.pid is not None
-                    entry["api_rss_mb"] = round(procstat.peak_rss_mb(server.pid), 1)
-                finally:
-                    server.stop()
+                uuids, load = seed(url, nodes, runs)
+                entry = {
+                    "backend": kind,
+                    "nodes": nodes,
+                    "runs": nodes * runs,
+                    "load_s": round(load, 1),
+                    "http": http_costs(server, url, uuids),
+                }
+                loads.append(os.getloadavg()[0])
+                entry["load_average"] = [round(x, 1) for x in loads]
+                entry["api_rss_mb"] = peak_rss_mb(server)
                 results.append(entry)
                 print(report([entry]), flush=True)
     return results

@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from lab.machines.dhcp import DhcpSegment, Server
+from lab.machines.dhcp import DhcpSegment, Dnsmasq
 
 SIZES = (1_000, 10_000, 50_000)
 
@@ -37,7 +37,7 @@ def _cpu_seconds(pid: int) -> float:
     return ticks / 100.0
 
 
-def _reload_cpu(server: Server) -> float:
+def _reload_cpu(server: Dnsmasq) -> float:
     """dnsmasq's CPU seconds to act on one SIGHUP (until it goes idle)."""
     pid = server.pid()
     assert pid is not None

@@ -136,7 +136,7 @@ def _bmcs(planned: Planned, bmcs: str, work: pathlib.Path) -> Any:
         for machine, system in zip(every, systems, strict=True):
             planned.bmcs[machine.name] = MachineBmc(
                 machine.name,
-                emulator.address,
+                emulator.url,
                 emulator.system_id(system),
                 EMULATOR_USERNAME,
                 EMULATOR_PASSWORD,

@@ -154,29 +154,49 @@ def database(kind: str, work: pathlib.Path) -> Iterator[str]:
         yield pg.url
 
 
+@contextlib.contextmanager
+def serving(
+    work: pathlib.Path,
+    database_url: str,
+    dbsync: bool,
+    options: dict[str, dict[str, str]] | None = None,
+) -> Iterator[InspectorServer]:
+    """The standalone process on ``database_url``, up until the block ends;
+    no Ironic behind it (nothing here calls it: a closed port)."""
+    server = InspectorServer(
+        work,
+        ironic_url=f"http://127.0.0.1:{loopback.free_port()}",
+        database_url=database_url,
+        options=options,
+    )
+    server.start(dbsync=dbsync)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def peak_rss_mb(server: InspectorServer) -> float:
+    assert server.pid is not None
+    return round(procstat.peak_rss_mb(server.pid), 1)
+
+
 def run(sizes: list[int], backends: list[str]) -> list[dict[str, Any]]:
     results = []
+    # the sweeps run every second over the whole history, so the peak RSS
+    # includes them
+    options = {
+        "DEFAULT": {"clean_up_period": "1"},
+        "coordination": {"sweep_interval": "1"},
+    }
     for kind in backends:
         with tempfile.TemporaryDirectory(prefix=f"scale-{kind}-") as tmp:
             work = pathlib.Path(tmp)
             with database(kind, work) as url:
                 have = 0
                 for size in sizes:
-                    server = InspectorServer(
-                        work / f"api-{size}",
-                        # nothing here calls Ironic: a closed port
-                        ironic_url=f"http://127.0.0.1:{loopback.free_port()}",
-                        database_url=url,
-                        # the sweeps run every second over the whole
-                        # history, so the peak RSS includes them
-                        options={
-                            "DEFAULT": {"clean_up_period": "1"},
-                            "coordination": {"sweep_interval": "1"},
-                        },
-                    )
-                    (work / f"api-{size}").mkdir()
-                    server.start(dbsync=have == 0)
-                    try:
+                    api = work / f"api-{size}"
+                    with serving(api, url, dbsync=have == 0, options=options) as server:
                         if have == 0 or size > have:
                             seed(url, have, size)
                             have = size
@@ -185,11 +205,8 @@ def run(sizes: list[int], backends: list[str]) -> list[dict[str, Any]]:
                             "records": size + RUNNING,
                             "http": http_costs(server.url),
                             "sweeps": sweep_costs(url),
+                            "api_rss_mb": peak_rss_mb(server),
                         }
-                        assert server.pid is not None
-                        entry["api_rss_mb"] = round(procstat.peak_rss_mb(server.pid), 1)
-                    finally:
-                        server.stop()
                     results.append(entry)
                     print(report([entry]), flush=True)
     return results

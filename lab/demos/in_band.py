@@ -15,7 +15,7 @@ import requests
 
 from lab import procstat
 from lab.demos import drift, stage
-from lab.demos.progress import Progress
+from lab.demos.progress import follow
 from lab.demos.stage import DemoOptions
 from lab.demos.tables import hardware_cells, table
 from lab.introspections import start_all, states
@@ -155,21 +155,7 @@ def run(options: DemoOptions) -> int:
         cpu_before = {name: procstat.cpu_seconds(pid) for name, pid in watched.items()}
         http = requests.Session()
         start_times = start_all(url, [uuids[m.name] for m in lab])
-        progress = Progress(len(lab))
-        finished_at: dict[str, float] = {}
-        deadline = time.monotonic() + timeout
-        statuses: dict[str, dict[str, Any]] = {}
-        while True:
-            statuses = states(url)
-            for uuid, status in statuses.items():
-                if status["finished"] and uuid not in finished_at:
-                    finished_at[uuid] = time.monotonic()
-            counts = Counter(s["state"] for s in statuses.values())
-            progress.update(counts)
-            if len(finished_at) == len(lab) or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)
-        progress.finish(counts)
+        statuses, finished_at = follow(lambda: states(url), len(lab), timeout)
         elapsed = time.monotonic() - started
         stage.phase("introspection of every machine", started)
         cpu = {

@@ -24,9 +24,10 @@ import requests
 
 from lab import procstat
 from lab.demos import stage
-from lab.demos.progress import Progress
+from lab.demos.progress import follow
 from lab.demos.stage import DemoOptions
 from lab.demos.tables import hardware_cells, table
+from lab.introspections import states
 from lab.machines import hardware, redfish_nodes
 from lab.machines.enroll import IronicAPI, enroll
 from lab.machines.hardware import Machine
@@ -40,7 +41,8 @@ from lab.servers.redfish_emulator import (
     RedfishEmulator,
 )
 
-V126 = {"X-OpenStack-Ironic-Inspector-API-Version": "1.26"}
+V126_VERSION = "1.26"
+V126 = {"X-OpenStack-Ironic-Inspector-API-Version": V126_VERSION}
 BOOTING = ("/states/power", "/management/boot_device")
 """Ironic's endpoints that power a machine or change its boot device."""
 
@@ -106,13 +108,6 @@ def _start(url: str, node: str, mode: str) -> None:
         )
 
 
-def _states(url: str) -> dict[str, dict[str, Any]]:
-    items = requests.get(
-        f"{url}/v1/introspection?limit=0", headers=V126, timeout=30
-    ).json()
-    return {i["uuid"]: i for i in items["introspection"]}
-
-
 def _row(
     planned: Planned,
     status: dict[str, Any],
@@ -176,21 +171,12 @@ def introspect(
     # several at a time, like an operator's script (the demo's 8)
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         start_times = dict(pool.map(start, planned))
-    progress = Progress(len(planned))
-    finished_at: dict[str, float] = {}
-    deadline = time.monotonic() + timeout
-    wanted = set(start_times)
-    while True:
-        statuses = {u: s for u, s in _states(url).items() if u in wanted}
-        for node, status in statuses.items():
-            if status["finished"] and node not in finished_at:
-                finished_at[node] = time.monotonic()
-        counts = Counter(s["state"] for s in statuses.values())
-        progress.update(counts)
-        if len(finished_at) == len(planned) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    progress.finish(counts)
+
+    def ours() -> dict[str, dict[str, Any]]:
+        found = states(url, V126_VERSION)  # with each run's mode
+        return {u: s for u, s in found.items() if u in start_times}
+
+    statuses, finished_at = follow(ours, len(planned), timeout)
     wall = (max(finished_at.values()) if finished_at else time.monotonic()) - started
     cpu = {n: procstat.cpu_seconds(p) - cpu_before[n] for n, p in cpu_pids.items()}
     posted = sorted({c.machine for c in player.callbacks})
@@ -316,7 +302,7 @@ def run(options: DemoOptions) -> int:
         emulator = RedfishEmulator(work / "redfish", [p.system for p in planned])
         emulator.start()
         stack.callback(emulator.stop)
-        stage.phase(f"Redfish emulator up at {emulator.address}", started)
+        stage.phase(f"Redfish emulator up at {emulator.url}", started)
 
         started = time.monotonic()
         api = IronicAPI(ironic.url)
@@ -325,7 +311,7 @@ def run(options: DemoOptions) -> int:
             point_at(
                 api,
                 uuids[item.machine.name],
-                emulator.address,
+                emulator.url,
                 emulator.system_id(item.system),
             )
         modes = Counter(p.mode for p in planned)
@@ -369,7 +355,7 @@ def run(options: DemoOptions) -> int:
         found = problems(planned, uuids, out)
         if options.keep_running:
             print(
-                f"\nRedfish emulator: {emulator.address} (log "
+                f"\nRedfish emulator: {emulator.url} (log "
                 f"{emulator.log_file}); out of band (API 1.26):\n  curl -X POST "
                 "-H 'X-OpenStack-Ironic-Inspector-API-Version: 1.26' "
                 f"'{running.url}/v1/introspection/{planned[0].machine.name}"

@@ -1,8 +1,11 @@
-"""A live progress line with per-state counts (or plain lines off a tty)."""
+"""A live progress line with per-state counts (or plain lines off a tty),
+and the demos' watch of their introspections behind it."""
 
 import sys
 import time
-from typing import TextIO
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TextIO
 
 STATE_ORDER = ("starting", "waiting", "processing", "finished", "error")
 
@@ -45,3 +48,26 @@ class Progress:
         else:
             print(line, file=self.stream)
         self.stream.flush()
+
+
+def follow(
+    poll: Callable[[], dict[str, dict[str, Any]]], count: int, timeout: float
+) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+    """Look at ``poll``'s statuses (by node UUID) every 0.2 s with a
+    progress line until ``count`` have finished or ``timeout`` passed; the
+    last statuses and when each node was first seen finished."""
+    progress = Progress(count)
+    finished_at: dict[str, float] = {}
+    deadline = time.monotonic() + timeout
+    while True:
+        statuses = poll()
+        for uuid, status in statuses.items():
+            if status["finished"] and uuid not in finished_at:
+                finished_at[uuid] = time.monotonic()
+        counts = Counter(s["state"] for s in statuses.values())
+        progress.update(counts)
+        if len(finished_at) == count or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    progress.finish(counts)
+    return statuses, finished_at

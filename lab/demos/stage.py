@@ -78,9 +78,9 @@ def keep_running(running: Running, work: pathlib.Path, ironic: IronicServer) -> 
             scheme = "https" if cluster.rpc_tls else "http"
             endpoint = f" (JSON-RPC {scheme}://127.0.0.1:{rpc}/)" if rpc else ""
             where.append(f"{c.host}: log {c.log_file}{endpoint}")
-        where.append(f"etcd: {cluster.etcd.client_url}")
+        where.append(f"etcd: {cluster.etcd.url}")
         if cluster.rpc_transport == "oslo":
-            where.append(f"RabbitMQ: {cluster.rabbit.transport_url}")
+            where.append(f"RabbitMQ: {cluster.rabbit.url}")
         where.append(f"PostgreSQL: {cluster.database_url}")
     print(
         f"""

@@ -78,7 +78,7 @@ def _ethtool() -> str:
 
 
 @dataclasses.dataclass
-class Server:
+class Dnsmasq:
     """One dnsmasq server's files; its process is started by a command."""
 
     name: str
@@ -158,7 +158,7 @@ class DhcpSegment:
         self.client_ns = f"dh{self.tag}-cl"
         self.namespaces: list[str] = []
         self.servers = [
-            Server(
+            Dnsmasq(
                 name=f"dhcp-{n}",
                 namespace=f"dh{self.tag}-s{n}",
                 address=f"192.0.2.{n}",

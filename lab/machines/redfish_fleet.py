@@ -11,8 +11,8 @@ asyncio loop serves every port, so what the fleet costs per machine is
 what answering costs, not a web framework's (sushy-tools' emulator spends
 60-75 ms of CPU per machine in Flask and libvirt: doc/benchmarks.md).
 
-Run as its own process (``python -m lab.machines.redfish_fleet SPEC PORTS``) so
-its CPU is counted apart; :class:`BmcFleet` starts and stops it.
+Run as its own process (``python -m lab.machines.redfish_fleet SPEC
+PORTS``) so its CPU is counted apart; :class:`BmcFleet` starts and stops it.
 """
 
 import asyncio
@@ -23,13 +23,11 @@ import json
 import os
 import pathlib
 import secrets
-import subprocess
 import sys
 
 from lab import checkout
 from lab.machines.redfish_static import ROOT, StaticSystem, tree
-from lab.servers import loopback
-from lab.waiting import wait_until
+from lab.servers.process import ServerProcess
 
 USERNAME = "admin"
 PASSWORD = "lab-fleet"
@@ -159,21 +157,22 @@ async def _serve(systems: list[StaticSystem], ports_file: pathlib.Path) -> None:
     await asyncio.Event().wait()
 
 
-class BmcFleet:
+class BmcFleet(ServerProcess):
     """One BMC per system of ``systems`` on 127.0.0.1, in a child process
-    in ``work_dir``; ``addresses[i]`` is the i-th system's BMC. ``stop()``
-    ends the child by its PID."""
+    in ``work_dir``; ``addresses[i]`` is the i-th system's BMC (``url`` and
+    ``port`` the first's, once started). ``stop()`` ends the child by its
+    PID."""
+
+    name = "The BMC fleet"
 
     def __init__(self, work_dir: pathlib.Path, systems: list[StaticSystem]) -> None:
-        self.work_dir = pathlib.Path(work_dir)
+        super().__init__(work_dir, "fleet.log")
         self.systems = systems
         self.addresses: list[str] = []
-        self.log_file = self.work_dir / "fleet.log"
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+    def url(self) -> str:
+        return self.addresses[0] if self.addresses else ""
 
     def system_id(self, index: int) -> str:
         return f"{ROOT}/Systems/{self.systems[index].ident}"
@@ -189,48 +188,13 @@ class BmcFleet:
             [str(checkout.ROOT)]
             + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         )
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
-        self._proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lab.machines.redfish_fleet",
-                str(spec),
-                str(ports_file),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-        log.close()
-        proc = self._proc
-
-        def ports() -> list[int] | None:
-            if proc.poll() is not None:
-                raise RuntimeError(
-                    f"The BMC fleet exited: {loopback.tail(self.log_file)}"
-                )
-            return json.loads(ports_file.read_text()) if ports_file.exists() else None
-
-        try:
-            found = wait_until(ports, timeout, "the BMC fleet to listen", interval=0.1)
-        except (RuntimeError, TimeoutError):
-            self.stop()
-            raise
-        self.addresses = [f"http://127.0.0.1:{port}" for port in found or []]
-
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            loopback.terminate(proc)
-
-    def __enter__(self) -> "BmcFleet":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        command = [sys.executable, "-m", "lab.machines.redfish_fleet"]
+        self._spawn(command + [str(spec), str(ports_file)], env=env, session=True)
+        # the child writes every port at once, when all of them listen
+        self._await(ports_file.exists, timeout, "the BMC fleet to listen")
+        ports = json.loads(ports_file.read_text())
+        self.port = ports[0] if ports else self.port
+        self.addresses = [f"http://127.0.0.1:{port}" for port in ports]
 
 
 def main(argv: list[str]) -> int:

@@ -3,17 +3,19 @@ sushy-tools' emulator cannot produce (memory under 1 GiB, no drives, a
 storage controller with no drives, a NIC without MAC, LLDP, HTML answers).
 
 One server serves any number of systems (``/redfish/v1/Systems/<id>``),
-each a :class:`StaticSystem`; HTTP basic authentication only (no
-SessionService: sushy falls back to basic). Used by the unit tests of
-``inspector/redfish`` and by the integration tests' ``auto`` fallback.
+each a :class:`StaticSystem`, in a thread of the lab's process; HTTP basic
+authentication only (no SessionService: sushy falls back to basic). Used
+by the unit tests of ``inspector/redfish`` and by the integration tests'
+``auto`` fallback.
 """
 
 import base64
 import dataclasses
 import http.server
 import json
-import threading
 from typing import Any
+
+from lab.servers.threaded import ThreadedHttpServer
 
 ROOT = "/redfish/v1"
 GiB = 1024**3
@@ -209,9 +211,10 @@ def _system(s: StaticSystem) -> dict[str, Any]:
     return out
 
 
-class StaticBmc:
-    """The tree served on 127.0.0.1 (a free port) in a thread; ``stop()``
-    ends it. ``address`` is what a node's ``redfish_address`` names."""
+class StaticBmc(ThreadedHttpServer):
+    """The tree served on 127.0.0.1 (a free port) in a thread, from
+    :meth:`start` to :meth:`stop`; ``url`` is what a node's
+    ``redfish_address`` names."""
 
     def __init__(
         self,
@@ -262,15 +265,4 @@ class StaticBmc:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
-        self.address = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="static-bmc", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        super().__init__(Handler, "static-bmc")

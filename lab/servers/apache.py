@@ -12,41 +12,23 @@ virtualenv and the project; the start-up checks this and says what to fix.
 import os
 import pathlib
 import shutil
-import signal
 import subprocess
 import sys
 import sysconfig
 import tempfile
 
-from lab import checkout
-from lab.servers import loopback
+from lab import checkout, procstat
+from lab.servers import httpd, loopback
+from lab.servers.httpd import RUN_AS
 from lab.servers.inspector import ApiServer
+from lab.servers.process import kill_group
 
-MODULES = pathlib.Path("/usr/lib/apache2/modules")
-RUN_AS = "www-data"
 DAEMON_NAME = "ironic-inspector-api"
 """The WSGIDaemonProcess group of the shipped vhost."""
 SYSTEM_PYTHON = "/usr/bin/python3"
 """The interpreter Debian's mod_wsgi embeds."""
 
-HTTPD_CONF = """\
-# Written by the ironic-inspector lab: a self-contained Apache config around
-# the project's own vhost (etc/apache2/ironic-inspector-api.conf).
-ServerRoot {server_root}
-ServerName 127.0.0.1
-PidFile {run_dir}/httpd.pid
-DefaultRuntimeDir {run_dir}
-Mutex file:{run_dir}
-LoadModule mpm_event_module {modules}/mod_mpm_event.so
-LoadModule authz_core_module {modules}/mod_authz_core.so
-LoadModule env_module {modules}/mod_env.so
-LoadModule wsgi_module {modules}/mod_wsgi.so
-{user}
-ErrorLog {run_dir}/apache-error.log
-LogLevel warn
-MaxKeepAliveRequests 0
-WSGISocketPrefix {run_dir}/wsgi
-"""
+WSGI_MODULES = {"env_module": "mod_env.so", "wsgi_module": "mod_wsgi.so"}
 
 SHIPPED = checkout.ROOT / "etc" / "apache2"
 """The vhost and WSGI script the project ships, used here as they are."""
@@ -84,11 +66,7 @@ def render_vhost(
 
 def installed() -> str | None:
     """None when Apache and mod_wsgi are there, else what is missing."""
-    if not shutil.which("apache2") and not pathlib.Path("/usr/sbin/apache2").exists():
-        return "apache2 is not installed (Debian package apache2)"
-    if not (MODULES / "mod_wsgi.so").exists():
-        return "mod_wsgi is not installed (Debian package libapache2-mod-wsgi-py3)"
-    return None
+    return httpd.missing(list(WSGI_MODULES.values()), "libapache2-mod-wsgi-py3")
 
 
 class ApacheApiServer(ApiServer):
@@ -155,12 +133,8 @@ class ApacheApiServer(ApiServer):
 
     def _httpd_conf(self) -> str:
         in_venv = sys.prefix != sys.base_prefix
-        head = HTTPD_CONF.format(
-            server_root=self.work_dir,
-            run_dir=self.work_dir,
-            modules=MODULES,
-            user=f"User {RUN_AS}\nGroup {RUN_AS}" if self.as_root else "",
-        )
+        head = httpd.config_head(self.work_dir, WSGI_MODULES, self.as_root)
+        head += f"MaxKeepAliveRequests 0\nWSGISocketPrefix {self.work_dir}/wsgi\n"
         vhost = render_vhost(
             (SHIPPED / "ironic-inspector-api.conf").read_text(),
             port=self.port,
@@ -170,9 +144,6 @@ class ApacheApiServer(ApiServer):
             run_dir=self.work_dir,
         )
         return head + vhost
-
-    def _command(self) -> list[str]:
-        return ["apache2", "-f", str(self.httpd_conf), "-DFOREGROUND"]
 
     def start(self, timeout: float = 60, dbsync: bool = True) -> None:
         missing = installed()
@@ -199,31 +170,22 @@ class ApacheApiServer(ApiServer):
                 shutil.copy(source, copy)
                 group[name] = str(copy)
 
-    def _popen(self) -> "subprocess.Popen[bytes]":
+    def _launch(self) -> None:
         for path in self.work_dir.iterdir():
             path.chmod(0o644)  # whatever the umask: www-data reads them
-        output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
-        try:
-            return subprocess.Popen(
-                self._command(),
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # the process group is Apache's own
-                # the daemon processes inherit Apache's environment, as they
-                # would /etc/apache2/envvars'
-                env={
-                    **os.environ,
-                    "LANG": "C.UTF-8",
-                    "IRONIC_INSPECTOR_CONFIG": self.config_env or str(self.config_file),
-                },
-            )
-        finally:
-            output.close()
+        config = self.config_env or str(self.config_file)
+        self._spawn(
+            httpd.command(self.httpd_conf),
+            env=httpd.environment(IRONIC_INSPECTOR_CONFIG=config),
+            session=True,  # the process group is Apache's own
+        )
 
-    def _wait_ready(self, timeout: float) -> None:
-        assert self._proc is not None
+    def _ready(self) -> bool:
         # the first request builds the service in a daemon process
-        loopback.wait_for_http(self.url + "/", timeout, self.error_log, self._proc)
+        return loopback.answers_http(self.url + "/")
+
+    def _ready_means(self) -> str:
+        return f"Apache to serve the API on {self.url}"
 
     def log_tail(self, chars: int = 3000) -> str:
         parts = [super().log_tail(chars)]
@@ -233,8 +195,6 @@ class ApacheApiServer(ApiServer):
 
     def daemon_pids(self) -> list[int]:
         """PIDs of the mod_wsgi daemon processes serving the API."""
-        from lab import procstat
-
         if self._proc is None:
             return []
         found = []
@@ -250,12 +210,8 @@ class ApacheApiServer(ApiServer):
     def stop(self, timeout: float = 15) -> int | None:
         proc = self._proc
         code = super().stop(timeout)
-        if proc is not None:
-            # Apache's children die with it; reap any straggler of its group
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if proc is not None:  # Apache's children die with it; any straggler:
+            kill_group(proc)
         if self.as_root:
             shutil.rmtree(self.work_dir, ignore_errors=True)
         if proc is not None:  # the daemon processes' shared metrics

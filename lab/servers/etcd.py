@@ -4,7 +4,6 @@ import logging
 import os
 import pathlib
 import shutil
-import subprocess
 import tempfile
 import time
 import weakref
@@ -12,6 +11,7 @@ import weakref
 import requests
 
 from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 LOG = logging.getLogger(__name__)
 
@@ -19,8 +19,9 @@ RAM = pathlib.Path("/dev/shm")
 """A RAM-backed filesystem, where an fsync costs nothing."""
 
 
-class EtcdServer:
-    """One etcd member with its own data directory, client and peer ports.
+class EtcdServer(ServerProcess):
+    """One etcd member with its own data directory, client and peer ports;
+    ``url`` is its client URL.
 
     ``in_memory`` keeps the data directory on a RAM-backed filesystem
     (:data:`RAM`, when there is one), as the lab's PostgreSQL runs with
@@ -32,11 +33,12 @@ class EtcdServer:
     process ends.
     """
 
+    name = "etcd"
+
     def __init__(
         self, work_dir: pathlib.Path, port: int | None = None, in_memory: bool = False
     ) -> None:
-        self.work_dir = pathlib.Path(work_dir)
-        self.port = port or loopback.free_port()
+        super().__init__(work_dir, "etcd.log", port)
         self.peer_port = loopback.free_port()
         self.data_dir = self.work_dir / "etcd-data"
         self._removal: weakref.finalize | None = None
@@ -47,21 +49,18 @@ class EtcdServer:
             self._removal = weakref.finalize(
                 self, shutil.rmtree, self.data_dir, ignore_errors=True
             )
-        self.log_file = self.work_dir / "etcd.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def tooz_url(self, **options: object) -> str:
         """``etcd3+http://`` URL for tooz, with driver options as the query."""
         query = "&".join(f"{k}={v}" for k, v in options.items())
         return f"etcd3+http://127.0.0.1:{self.port}" + (f"?{query}" if query else "")
+
+    def _healthy(self) -> bool:
+        try:
+            health = requests.get(f"{self.url}/health", timeout=1).json()
+        except (requests.RequestException, ValueError):
+            return False
+        return str(health.get("health")) == "true"
 
     def start(self, timeout: float = 30.0) -> None:
         binary = shutil.which("etcd")
@@ -70,10 +69,9 @@ class EtcdServer:
                 "etcd is not installed: run tools/ensure-packages.sh (Debian "
                 "package etcd-server)"
             )
-        self.work_dir.mkdir(parents=True, exist_ok=True)
+        started = time.monotonic()
         peer = f"http://127.0.0.1:{self.peer_port}"
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
-        self._proc = subprocess.Popen(
+        self._spawn(
             [
                 binary,
                 "--name",
@@ -81,48 +79,19 @@ class EtcdServer:
                 "--data-dir",
                 str(self.data_dir),
                 "--listen-client-urls",
-                self.client_url,
+                self.url,
                 "--advertise-client-urls",
-                self.client_url,
+                self.url,
                 "--listen-peer-urls",
                 peer,
                 "--initial-advertise-peer-urls",
                 peer,
                 "--initial-cluster",
                 f"lab={peer}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            ]
         )
-        log.close()
-        started = time.monotonic()
-        deadline = started + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"etcd exited early: {self._tail()}")
-            try:
-                health = requests.get(f"{self.client_url}/health", timeout=1).json()
-                if str(health.get("health")) == "true":
-                    LOG.info(
-                        "etcd ready on %s in %.1f s",
-                        self.client_url,
-                        time.monotonic() - started,
-                    )
-                    return
-            except (requests.RequestException, ValueError):
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"etcd did not become healthy: {self._tail()}")
-
-    def _tail(self) -> str:
-        return loopback.tail(self.log_file)
-
-    def stop(self) -> None:
-        if self._proc is None:
-            return
-        proc, self._proc = self._proc, None
-        loopback.terminate(proc)
+        self._await(self._healthy, timeout, "etcd to be healthy")
+        LOG.info("etcd ready on %s in %.1f s", self.url, time.monotonic() - started)
 
     def close(self) -> None:
         """Stop, and remove a data directory kept in memory."""

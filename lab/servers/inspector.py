@@ -6,13 +6,13 @@ import os
 import pathlib
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 from lab import waiting
 from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 RELOADED = "Configuration reloaded"
 """What the service logs when SIGHUP applied the changed options."""
@@ -28,31 +28,12 @@ def _executable(name: str) -> str:
     return found
 
 
-def _wait_for_listener(
-    address: str | tuple[str, int],
-    timeout: float,
-    log_file: pathlib.Path,
-    alive: "subprocess.Popen[bytes]",
-) -> None:
-    """Poll until a Unix socket path or a TCP address accepts connections."""
-    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and alive.poll() is None:
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.settimeout(2)
-            try:
-                probe.connect(address)
-            except OSError:
-                time.sleep(0.1)
-                continue
-            return
-    if alive.poll() is not None:
-        raise RuntimeError(f"exited with {alive.returncode}; see {log_file}")
-    raise TimeoutError(f"{address} accepted no connection; see {log_file}")
+class InspectorServer(ServerProcess):
+    """One ``ironic-inspector`` process with its own config and database;
+    its log is the service's own, its output ``inspector.stdout``."""
 
-
-class InspectorServer:
-    """One ``ironic-inspector`` process with its own config and database."""
+    program = "ironic-inspector"
+    """The console script this class runs."""
 
     def __init__(
         self,
@@ -62,16 +43,14 @@ class InspectorServer:
         database_url: str | None = None,
         options: dict[str, dict[str, str]] | None = None,
     ) -> None:
-        self.work_dir = pathlib.Path(work_dir)
+        super().__init__(work_dir, "inspector.log", port, "inspector.stdout")
+        self.name = self.program
         self.ironic_url = ironic_url
-        self.port = port or loopback.free_port()
         self.database_url = (
             database_url or f"sqlite:///{self.work_dir / 'inspector.sqlite'}"
         )
         self.options = options or {}
         self.config_file = self.work_dir / "inspector.conf"
-        self.log_file = self.work_dir / "inspector.log"
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -87,15 +66,6 @@ class InspectorServer:
     def unix_socket(self) -> str | None:
         """``listen_unix_socket`` from the options: the API listens there."""
         return self.options.get("DEFAULT", {}).get("listen_unix_socket") or None
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
-    def exited(self) -> bool:
-        """Whether the process was started and has ended by itself."""
-        return self._proc is not None and self._proc.poll() is not None
 
     def _config(self) -> str:
         groups: dict[str, dict[str, str]] = {
@@ -129,34 +99,25 @@ class InspectorServer:
             lines += [f"{k} = {v}" for k, v in values.items()]
         return "\n".join(lines) + "\n"
 
-    program = "ironic-inspector"
-    """The console script this class runs."""
-
     def _command(self) -> list[str]:
         return [_executable(self.program), "--config-file", str(self.config_file)]
 
-    def _popen(self) -> "subprocess.Popen[bytes]":
-        output = open(self.work_dir / "inspector.stdout", "ab")  # noqa: SIM115
-        try:
-            return subprocess.Popen(
-                self._command(), stdout=output, stderr=subprocess.STDOUT
-            )
-        finally:
-            output.close()
+    def _launch(self) -> None:
+        self._spawn(self._command())
 
-    def _wait_ready(self, timeout: float) -> None:
-        assert self._proc is not None
+    ready_interval = 0.1
+    """Seconds between two looks at whether it is up."""
+
+    def _ready(self) -> bool:
+        """Whether it is up: its API answers (or accepts, see below)."""
         if self.unix_socket or self.scheme == "https":
             # no plain HTTP GET reaches a socket or a TLS port (whose client
-            # may need a certificate): wait until the server accepts
-            _wait_for_listener(
-                self.unix_socket or ("127.0.0.1", self.port),
-                timeout,
-                self.log_file,
-                self._proc,
-            )
-            return
-        loopback.wait_for_http(self.url + "/", timeout, self.log_file, self._proc)
+            # may need a certificate): it is up once it accepts
+            return loopback.accepts(self.unix_socket or ("127.0.0.1", self.port))
+        return loopback.answers_http(self.url + "/")
+
+    def _ready_means(self) -> str:
+        return f"{self.program} to answer on {self.url}"
 
     def start(self, timeout: float = 60, dbsync: bool = True) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -172,23 +133,8 @@ class InspectorServer:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )
-        self._proc = self._popen()
-        try:
-            self._wait_ready(timeout)
-        except (TimeoutError, RuntimeError) as exc:
-            self.stop()
-            raise RuntimeError(
-                f"{self.program} did not start: {exc}\n{self.log_tail()}"
-            ) from exc
-
-    def log_tail(self, chars: int = 3000) -> str:
-        parts = []
-        for path in (self.log_file, self.work_dir / "inspector.stdout"):
-            try:
-                parts.append(path.read_text(errors="replace")[-chars:])
-            except OSError:
-                pass
-        return "\n".join(parts)
+        self._launch()
+        self._await(self._ready, timeout, self._ready_means(), self.ready_interval)
 
     def signal(self, signo: int) -> None:
         if self._proc is not None:
@@ -211,24 +157,7 @@ class InspectorServer:
 
     def stop(self, timeout: float = 15) -> int | None:
         """SIGTERM, then SIGKILL after ``timeout``; returns the exit code."""
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return None
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        return proc.returncode
-
-    def __enter__(self) -> "InspectorServer":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        return super().stop(timeout)
 
     def wait_exit(self, timeout: float) -> float:
         """Seconds the process took to exit after a stop signal sent elsewhere."""
@@ -265,17 +194,17 @@ class ConductorServer(InspectorServer):
     def host(self) -> str:
         return self.options["DEFAULT"]["host"]
 
-    def _wait_ready(self, timeout: float) -> None:
-        assert self._proc is not None
-        marker = f"{self.program} {self.host} started"
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"exited with {self._proc.returncode}")
-            if marker in self.log_tail(200000):
-                return
-            time.sleep(0.05)
-        raise TimeoutError(f"no {marker!r} in {self.log_file} within {timeout:.0f} s")
+    ready_interval = 0.05
+
+    @property
+    def _marker(self) -> str:
+        return f"{self.program} {self.host} started"
+
+    def _ready(self) -> bool:
+        return self._marker in self.log_tail(200000)
+
+    def _ready_means(self) -> str:
+        return f"{self._marker!r} in {self.log_file}"
 
 
 class PxeAgentServer(ConductorServer):

@@ -12,6 +12,7 @@ import time
 
 from lab import procstat
 from lab.servers import loopback
+from lab.servers.process import ServerProcess
 from lab.venvs import install_venv
 
 LOG = logging.getLogger(__name__)
@@ -50,12 +51,14 @@ def _alive(pid: int) -> bool:
     return state.split()[0] != "Z"
 
 
-class IronicServer:
+class IronicServer(ServerProcess):
     """One Ironic process (API + conductor, ``rpc_transport = none``), or
     with ``database_url`` Ironic as production runs it: ``ironic-api`` with
     ``api_workers`` worker processes and a separate ``ironic-conductor``
     over JSON-RPC, on that (PostgreSQL) database.
     """
+
+    name = "Ironic"
 
     def __init__(
         self,
@@ -66,10 +69,9 @@ class IronicServer:
         database_url: str | None = None,
         api_workers: int = 2,
     ) -> None:
+        super().__init__(work_dir, "ironic.log", port, "ironic.stdout")
         self.cache_dir = pathlib.Path(cache_dir)
-        self.work_dir = pathlib.Path(work_dir)
         self.host = host
-        self.port = port or loopback.free_port()
         self.database_url = database_url
         self.api_workers = api_workers
         self.requirement = IRONIC_REQUIREMENT
@@ -77,18 +79,12 @@ class IronicServer:
         if database_url is not None:
             self.requirement += " psycopg2-binary"
             self.venv = self.cache_dir / "ironic-pg-venv"
-        self.log_file = self.work_dir / "ironic.log"
         self.config_file = self.work_dir / "ironic.conf"
         self.policy_file = self.work_dir / "policy.yaml"
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def install(self) -> pathlib.Path:
         """Install Ironic into its own venv once; later calls return at once."""
@@ -148,7 +144,9 @@ class IronicServer:
         request: e.g. ``{"show_password": "@"}`` unmasks BMC passwords."""
         self.policy_file.write_text(json.dumps(rules) + "\n")
 
-    def start(self) -> None:
+    def start(self, timeout: float = 90.0) -> None:
+        """Installed once, then up within ``timeout`` (and, as production
+        runs it, its conductor's drivers registered within as much)."""
         self.install()
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.set_policy({})
@@ -156,7 +154,6 @@ class IronicServer:
         bindir = self.venv / "bin"
         started = time.monotonic()
         self._create_schema()
-        output = open(self.work_dir / "ironic.stdout", "ab")  # noqa: SIM115
         config = str(self.config_file)
         if self.database_url is None:
             command = [str(bindir / "ironic"), "--config-file", config]
@@ -168,19 +165,19 @@ class IronicServer:
                 f'"{bindir}/ironic-api" --config-file "{config}" & '
                 f'"{bindir}/ironic-conductor" --config-file "{config}" & wait',
             ]
-        self._proc = subprocess.Popen(
-            command, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        self._spawn(command, session=True)
+        self._await(
+            lambda: loopback.answers_http(self.url + "/v1"),
+            timeout,
+            f"Ironic's API to answer on {self.url}",
         )
-        output.close()
-        try:
-            loopback.wait_for_http(self.url + "/v1", 90, self.log_file, self._proc)
-            if self.database_url is not None:
-                self._wait_for_conductor(90)
-        except TimeoutError as exc:
-            self.stop()
-            raise RuntimeError(
-                f"Ironic did not start: {exc}\n{self.log_tail()}"
-            ) from exc
+        if self.database_url is not None:
+            self._await(
+                self._conductor_registered,
+                timeout,
+                "Ironic's conductor to register its drivers",
+                interval=0.5,
+            )
         LOG.info("Ironic ready at %s in %.1f s", self.url, time.monotonic() - started)
 
     def _create_schema(self) -> None:
@@ -220,53 +217,34 @@ class IronicServer:
             shutil.copyfile(sqlite, partial)
             partial.replace(template)
 
-    def _wait_for_conductor(self, timeout: float) -> None:
+    def _conductor_registered(self) -> bool:
         """The API answers before the separate conductor has registered its
         drivers; nothing can be enrolled until it has."""
         import requests
 
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                drivers = requests.get(self.url + "/v1/drivers", timeout=5).json()
-                if any(d.get("name") == "fake-hardware" for d in drivers["drivers"]):
-                    return
-            except (requests.RequestException, ValueError, KeyError):
-                pass
-            time.sleep(0.5)
-        raise TimeoutError("Ironic's conductor did not register within the timeout")
+        try:
+            drivers = requests.get(self.url + "/v1/drivers", timeout=5).json()
+            return any(d.get("name") == "fake-hardware" for d in drivers["drivers"])
+        except (requests.RequestException, ValueError, KeyError):
+            return False
 
-    def log_tail(self, chars: int = 3000) -> str:
-        parts = []
-        for path in (self.log_file, self.work_dir / "ironic.stdout"):
-            try:
-                parts.append(path.read_text(errors="replace")[-chars:])
-            except OSError:
-                pass
-        return "\n".join(parts)
-
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10) -> int | None:
+        """Every process of its tree: ironic-api and ironic-conductor make
+        sessions of their own, so by PID, not only the group."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        # ironic-api and ironic-conductor make sessions of their own: end
-        # every process of the tree by PID, not only the group
-        tree = procstat.tree(proc.pid)
-        for pid in tree:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(p) for p in tree):
-            time.sleep(0.1)
-        for pid in tree:
-            with contextlib.suppress(ProcessLookupError):
-                if _alive(pid):
-                    os.kill(pid, signal.SIGKILL)
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            tree = procstat.tree(proc.pid)
+            for pid in tree:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and any(_alive(p) for p in tree):
+                time.sleep(0.1)
+            for pid in tree:
+                with contextlib.suppress(ProcessLookupError):
+                    if _alive(pid):
+                        os.kill(pid, signal.SIGKILL)
         proc.wait()
-
-    def __enter__(self) -> "IronicServer":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        return proc.returncode

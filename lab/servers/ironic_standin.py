@@ -16,7 +16,6 @@ import copy
 import json
 import pathlib
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -26,6 +25,7 @@ from http import server
 from typing import Any
 
 from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 VERSION = {
     "id": "v1",
@@ -300,33 +300,22 @@ def serve(port: int, log_path: str) -> None:
     httpd.serve_forever()
 
 
-class StandinServer:
-    """The stand-in as its own process, shaped like the lab's IronicServer."""
+class StandinServer(ServerProcess):
+    """The stand-in as its own process, shaped like the lab's IronicServer:
+    its log is the API log Ironic's would be."""
 
-    def __init__(self, work_dir: pathlib.Path) -> None:
-        self.work_dir = pathlib.Path(work_dir)
-        self.port = loopback.free_port()
-        self.log_file = self.work_dir / "ironic.log"
-        self._proc: subprocess.Popen[bytes] | None = None
+    name = "The Ironic stand-in"
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def __init__(self, work_dir: pathlib.Path, port: int | None = None) -> None:
+        super().__init__(work_dir, "ironic.log", port, "standin.stdout")
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    def start(self) -> None:
+    def start(self, timeout: float = 30.0) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         command = [sys.executable, "-m", "lab", "ironic-standin"]
-        command += ["--port", str(self.port), "--log", str(self.log_file)]
-        self._proc = subprocess.Popen(command)
-        loopback.wait_for_http(self.url + "/v1", 30, self.log_file, self._proc)
-
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            proc.wait(10)
+        self._spawn(command + ["--port", str(self.port), "--log", str(self.log_file)])
+        self._await(
+            lambda: loopback.answers_http(self.url + "/v1"),
+            timeout,
+            f"the stand-in to answer on {self.url}",
+        )

@@ -17,7 +17,7 @@ import uuid
 from http import server
 from typing import Any
 
-from lab.servers import loopback
+from lab.servers.threaded import ThreadedHttpServer
 
 DOMAIN = {"id": "default", "name": "Default"}
 
@@ -27,24 +27,19 @@ def _when(delta: datetime.timedelta) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
 
 
-class KeystoneStandin:
-    """One in-process HTTP server on 127.0.0.1 with a fixed service user."""
+class KeystoneStandin(ThreadedHttpServer):
+    """An HTTP server in a thread of the lab's process, on 127.0.0.1, with
+    a fixed service user."""
 
     def __init__(self, username: str, password: str, project: str = "service"):
         self.username = username
         self.password = password
         self.project = project
-        self.port = loopback.free_port()
         self.tokens: dict[str, dict[str, Any]] = {}
         self.validations: list[str] = []
         """Subject tokens asked about, in order (valid or not)."""
         self.lock = threading.Lock()
-        self._server: server.ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__(self._handler(), "keystone-standin")
 
     def issue(self, user: str, roles: list[str], project: str = "admin") -> str:
         """A new valid token for ``user`` with ``roles`` on ``project``."""
@@ -96,7 +91,7 @@ class KeystoneStandin:
             ],
         }
 
-    def start(self) -> None:
+    def _handler(self) -> type[server.BaseHTTPRequestHandler]:
         standin = self
 
         class Handler(server.BaseHTTPRequestHandler):
@@ -171,16 +166,4 @@ class KeystoneStandin:
                     body = standin.tokens[token_id]
                 self._answer(201, {"token": body}, {"X-Subject-Token": token_id})
 
-        self._server = server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="keystone-standin", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        self._server = None
+        return Handler

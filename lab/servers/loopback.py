@@ -1,12 +1,10 @@
-"""Loopback helpers for the lab's servers: free ports and readiness."""
+"""Loopback for the lab's servers: free ports, whether something answers,
+and the end of a server's log."""
 
 import pathlib
 import socket
-import subprocess
 import urllib.error
 import urllib.request
-
-from lab import waiting
 
 
 def free_port() -> int:
@@ -16,49 +14,30 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_http(
-    url: str,
-    timeout: float,
-    log_file: pathlib.Path | None = None,
-    alive: "subprocess.Popen[bytes] | None" = None,
-) -> None:
-    """Poll ``url`` until it answers any HTTP status.
+def answers_http(url: str) -> bool:
+    """Whether ``url`` answers a GET with any HTTP status.
 
-    ``alive`` may be a subprocess whose early exit ends the wait at once.
-
-    :raises TimeoutError: no answer within ``timeout`` seconds, or ``alive``
-        exited; naming ``log_file``.
+    :raises OSError: nothing listens there (yet).
     """
-    where = f"; see {log_file}" if log_file else ""
-
-    class Exited(Exception):
-        pass
-
-    def answers() -> bool:
-        if alive is not None and alive.poll() is not None:
-            raise Exited(f"{url} did not answer: its process exited")
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return True
-        except urllib.error.HTTPError:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
             return True
-
-    try:
-        waiting.wait_until(
-            answers, timeout, f"{url} to answer", interval=0.1, ignoring=OSError
-        )
-    except (Exited, waiting.NotInTime) as exc:
-        raise TimeoutError(f"{exc}{where}") from None
+    except urllib.error.HTTPError:
+        return True
 
 
-def terminate(proc: "subprocess.Popen[bytes]", timeout: float = 10) -> None:
-    """SIGTERM, then SIGKILL after ``timeout`` seconds; reaps the child."""
-    proc.terminate()
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def accepts(address: str | tuple[str, int]) -> bool:
+    """Whether a Unix socket path or a TCP address accepts a connection
+    (a TLS port, whose client may need a certificate, or a socket that no
+    plain HTTP GET reaches).
+
+    :raises OSError: nothing listens there (yet).
+    """
+    family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2)
+        probe.connect(address)
+    return True
 
 
 def tail(path: pathlib.Path, chars: int = 2000) -> str:

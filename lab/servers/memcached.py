@@ -6,23 +6,25 @@ import os
 import pathlib
 import shutil
 import socket
-import subprocess
-import time
 import urllib.parse
 
-from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 LOG = logging.getLogger(__name__)
 
 
-class MemcachedServer:
+class MemcachedServer(ServerProcess):
     """One memcached process on its own port, 64 MB, no UDP."""
 
+    name = "memcached"
+
     def __init__(self, work_dir: pathlib.Path, port: int | None = None) -> None:
-        self.work_dir = pathlib.Path(work_dir)
-        self.port = port or loopback.free_port()
-        self.log_file = self.work_dir / "memcached.log"
-        self._proc: subprocess.Popen[bytes] | None = None
+        super().__init__(work_dir, "memcached.log", port)
+
+    @property
+    def url(self) -> str:
+        """``memcached://`` (tooz's form; pifpaf's too)."""
+        return f"memcached://{self.address}"
 
     @property
     def address(self) -> str:
@@ -44,11 +46,7 @@ class MemcachedServer:
             return answer
 
     def _ping(self) -> bool:
-        try:
-            answer = self._command(b"version", ends=(b"\r\n",))
-            return answer.startswith(b"VERSION")
-        except OSError:
-            return False
+        return self._command(b"version", ends=(b"\r\n",)).startswith(b"VERSION")
 
     def keys(self) -> list[str]:
         """Every key stored now (``lru_crawler metadump all``)."""
@@ -78,28 +76,10 @@ class MemcachedServer:
                 "memcached is not installed: run tools/ensure-packages.sh "
                 "(Debian package memcached)"
             )
-        self.work_dir.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
         command = [binary, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0"]
         command += ["-m", "64", "-v"]
         if os.geteuid() == 0:  # memcached refuses root unless told whom to be
             command += ["-u", "root"]
-        self._proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                tail = loopback.tail(self.log_file)
-                raise RuntimeError(f"memcached exited early: {tail}")
-            if self._ping():
-                LOG.info("memcached ready on %s", self.address)
-                return
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"memcached did not answer: {loopback.tail(self.log_file)}")
-
-    def stop(self) -> None:
-        if self._proc is None:
-            return
-        proc, self._proc = self._proc, None
-        loopback.terminate(proc)
+        self._spawn(command)
+        self._await(self._ping, timeout, "memcached to answer")
+        LOG.info("memcached ready on %s", self.address)

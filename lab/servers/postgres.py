@@ -11,7 +11,7 @@ import tempfile
 import time
 
 from lab import procstat
-from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 LOG = logging.getLogger(__name__)
 
@@ -26,13 +26,16 @@ def _bindir() -> pathlib.Path:
     return pathlib.Path(found[-1]).parent
 
 
-class PostgresServer:
-    """initdb + postgres in ``work_dir``, listening on 127.0.0.1 only.
+class PostgresServer(ServerProcess):
+    """initdb + postgres in ``work_dir``, listening on 127.0.0.1 only;
+    ``url`` is the SQLAlchemy URL of its database.
 
     As root the server runs as the ``postgres`` user (PostgreSQL refuses
     root); the data directory is private to this server and removed by
     :meth:`stop` unless ``keep`` is set.
     """
+
+    name = "PostgreSQL"
 
     def __init__(
         self,
@@ -41,20 +44,17 @@ class PostgresServer:
         database: str = "inspector",
         keep: bool = False,
     ) -> None:
-        self.port = port or loopback.free_port()
-        self.database = database
-        self.keep = keep
         if os.geteuid() == 0:
             # the server runs as "postgres", which cannot enter root's private
             # temporary directories: give it a directory of its own
-            self.work_dir = pathlib.Path(tempfile.mkdtemp(prefix="inspector-pg-"))
-            os.chmod(self.work_dir, 0o755)
-        else:
-            self.work_dir = pathlib.Path(work_dir)
+            work_dir = pathlib.Path(tempfile.mkdtemp(prefix="inspector-pg-"))
+            os.chmod(work_dir, 0o755)
+        super().__init__(work_dir, "postgres.log", port)
+        self.database = database
+        self.keep = keep
         self.data_dir = self.work_dir / "pgdata"
-        self.log_file = self.work_dir / "postgres.log"
-        self._proc: subprocess.Popen[bytes] | None = None
         self._bindir = _bindir()
+        self._timeout = 30.0
 
     @property
     def url(self) -> str:
@@ -63,18 +63,15 @@ class PostgresServer:
             f"{self.database}"
         )
 
-    @property
-    def pid(self) -> int | None:
-        """The postmaster's PID while it runs (the ``postgres`` process, or
-        ``runuser`` starting it as its owner)."""
-        return self._proc.pid if self._proc else None
-
     def _as_owner(self, args: list[str]) -> list[str]:
         if os.geteuid() == 0:
             return ["runuser", "-u", "postgres", "--", *args]
         return args
 
-    def start(self) -> None:
+    def start(self, timeout: float = 30.0) -> None:
+        """A new cluster, the server, the ``inspector`` role and database;
+        ``timeout`` for the server to accept connections (each time)."""
+        self._timeout = timeout
         self.work_dir.mkdir(parents=True, exist_ok=True)
         if self.data_dir.exists():
             shutil.rmtree(self.data_dir)
@@ -121,8 +118,9 @@ class PostgresServer:
         )
 
     def _launch(self) -> None:
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
-        self._proc = subprocess.Popen(
+        """The postmaster (as its owner when root: its PID is then
+        ``runuser``'s, the postmaster its child), until it accepts."""
+        self._spawn(
             self._as_owner(
                 [
                     str(self._bindir / "postgres"),
@@ -141,12 +139,9 @@ class PostgresServer:
                     "-c",
                     "full_page_writes=off",
                 ]
-            ),
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            )
         )
-        log.close()
-        self._wait_ready()
+        self._await(self._accepts, self._timeout, "PostgreSQL to accept connections")
 
     def pause(self) -> None:
         """Stop the server (fast shutdown: clients are cut off), keeping its
@@ -161,27 +156,13 @@ class PostgresServer:
     def resume(self) -> None:
         self._launch()
 
-    def _wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self._proc is not None
-            if self._proc.poll() is not None:
-                raise RuntimeError(f"PostgreSQL exited early: {self._tail()}")
-            done = subprocess.run(
-                [
-                    str(self._bindir / "pg_isready"),
-                    "-h",
-                    "127.0.0.1",
-                    "-p",
-                    str(self.port),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            if done.returncode == 0:
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"PostgreSQL did not start in {timeout} s: {self._tail()}")
+    def _accepts(self) -> bool:
+        ready = subprocess.run(
+            [str(self._bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return ready.returncode == 0
 
     def _psql(self, sql: str, database: str = "postgres") -> None:
         subprocess.run(
@@ -215,26 +196,12 @@ class PostgresServer:
         self._psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         self._psql(f"CREATE DATABASE {name} OWNER inspector")
 
-    def _tail(self) -> str:
-        return loopback.tail(self.log_file)
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()  # SIGTERM: smart shutdown
-            try:
-                self._proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-        self._proc = None
+    def stop(self, timeout: float = 15) -> int | None:
+        """A smart shutdown (SIGTERM), SIGKILL after ``timeout``; the data
+        directory removed unless kept."""
+        code = super().stop(timeout)
         if not self.keep:
             shutil.rmtree(self.data_dir, ignore_errors=True)
             if os.geteuid() == 0:
                 shutil.rmtree(self.work_dir, ignore_errors=True)
-
-    def __enter__(self) -> "PostgresServer":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        return code

@@ -4,21 +4,21 @@ import logging
 import os
 import pathlib
 import shutil
-import signal
 import socket
 import subprocess
 import time
 
-from lab import waiting
 from lab.servers import loopback
+from lab.servers.process import ServerProcess, kill_group
 
 LOG = logging.getLogger(__name__)
 
 RABBIT_BIN = pathlib.Path("/usr/lib/rabbitmq/bin")
 
 
-class RabbitMQServer:
-    """A RabbitMQ node with its own name, ports, Erlang cookie and mnesia.
+class RabbitMQServer(ServerProcess):
+    """A RabbitMQ node with its own name, ports, Erlang cookie and mnesia;
+    ``url`` is the ``transport_url`` that reaches it.
 
     Nothing is shared with a system RabbitMQ: the node is
     ``lab<port>@localhost`` (no dependency on the host name resolving), its
@@ -26,18 +26,17 @@ class RabbitMQServer:
     ``work_dir``.
     """
 
+    name = "RabbitMQ"
+
     def __init__(self, work_dir: pathlib.Path, port: int | None = None) -> None:
-        self.work_dir = pathlib.Path(work_dir)
-        self.port = port or loopback.free_port()
+        super().__init__(work_dir, "rabbit-stdout.log", port)
         self.dist_port = loopback.free_port()
         self.epmd_port = loopback.free_port()
         self.node = f"lab{self.port}@localhost"
         self.pid_file = self.work_dir / "rabbit.pid"
-        self.log_file = self.work_dir / "rabbit-stdout.log"
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
-    def transport_url(self) -> str:
+    def url(self) -> str:
         return f"rabbit://guest:guest@127.0.0.1:{self.port}/"
 
     def _env(self) -> dict[str, str]:
@@ -74,30 +73,15 @@ class RabbitMQServer:
         (self.work_dir / "rabbitmq.conf").write_text("")
         (self.work_dir / "rabbitmq-env.conf").write_text("")
         started = time.monotonic()
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
-        self._proc = subprocess.Popen(
+        self._spawn(
             [str(RABBIT_BIN / "rabbitmq-server")],
             env=self._env(),
             cwd=self.work_dir,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # stop() can end the VM with its script
+            session=True,  # stop() can end the VM with its script
         )
-        log.close()
-        try:
-            waiting.wait_until(
-                self._greets,
-                timeout,
-                f"RabbitMQ {self.node} to greet an AMQP client",
-                interval=0.1,
-                ignoring=OSError,
-            )
-        except (waiting.NotInTime, RuntimeError) as exc:
-            self.stop()
-            raise RuntimeError(
-                f"RabbitMQ did not start: {exc} "
-                f"{self.log_file.read_text(errors='replace')[-1500:]}"
-            ) from None
+        self._await(
+            self._greets, timeout, f"RabbitMQ {self.node} to greet an AMQP client"
+        )
         LOG.info(
             "RabbitMQ %s ready on 127.0.0.1:%s in %.1f s",
             self.node,
@@ -123,22 +107,24 @@ class RabbitMQServer:
         # a method frame (1) on channel 0 whose class and method are 10, 10
         return frame[0] == 1 and frame[7:11] == b"\x00\x0a\x00\x0a"
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 30) -> int | None:
         """A graceful stop: ``rabbitmq-server`` (the shell script we
         started) turns SIGTERM into the Erlang VM's orderly shutdown and
         waits for it. (``rabbitmqctl stop`` did the same by booting an
         Erlang VM of its own: 2.7 s per stop instead of 1.1, and about 0.5 s
         more CPU.)"""
-        if self._proc is None:
-            return
         proc, self._proc = self._proc, None
+        if proc is None:
+            return None
         if proc.poll() is None:
             proc.terminate()
             try:
-                proc.wait(30)
+                proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                LOG.warning("RabbitMQ %s did not stop in 30 s: killed", self.node)
-                os.killpg(proc.pid, signal.SIGKILL)
+                LOG.warning(
+                    "RabbitMQ %s did not stop in %s s: killed", self.node, timeout
+                )
+                kill_group(proc)
                 proc.wait()
         # the node started a private epmd daemon on our port: end it too
         subprocess.run(
@@ -148,3 +134,4 @@ class RabbitMQServer:
             stderr=subprocess.DEVNULL,
             timeout=10,
         )
+        return proc.returncode

@@ -19,7 +19,6 @@ import dataclasses
 import glob
 import os
 import pathlib
-import subprocess
 import sys
 from typing import Any
 
@@ -27,6 +26,7 @@ import bcrypt
 
 from lab import checkout
 from lab.servers import loopback
+from lab.servers.process import ServerProcess
 
 SYSTEM_PACKAGES = pathlib.Path("/usr/lib/python3/dist-packages")
 USERNAME = "admin"
@@ -119,25 +119,16 @@ def libvirt_files() -> list[pathlib.Path]:
     return found
 
 
-class RedfishEmulator:
+class RedfishEmulator(ServerProcess):
     """The emulator with ``machines`` on 127.0.0.1, a free port, in
-    ``work_dir``; basic authentication as USERNAME/PASSWORD. ``stop()``
-    ends it by its PID."""
+    ``work_dir``; basic authentication as USERNAME/PASSWORD. ``url`` is
+    what a node's ``redfish_address`` names; ``stop()`` ends it by its PID."""
+
+    name = "The Redfish emulator"
 
     def __init__(self, work_dir: pathlib.Path, machines: list[EmulatedMachine]) -> None:
-        self.work_dir = pathlib.Path(work_dir)
+        super().__init__(work_dir, "emulator.log")
         self.machines = machines
-        self.port = loopback.free_port()
-        self.log_file = self.work_dir / "emulator.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def address(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
 
     def system_id(self, machine: EmulatedMachine) -> str:
         return f"/redfish/v1/Systems/{machine.uuid}"
@@ -174,8 +165,7 @@ class RedfishEmulator:
             [str(binding), str(checkout.ROOT)]
             + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         )
-        log = open(self.log_file, "ab")  # noqa: SIM115 - kept for the child
-        self._proc = subprocess.Popen(
+        self._spawn(
             [
                 sys.executable,
                 "-m",
@@ -190,34 +180,14 @@ class RedfishEmulator:
                 "--libvirt-uri",
                 "test:///default",
             ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
             env=env,
-            start_new_session=True,
+            session=True,
         )
-        log.close()
-        try:
-            loopback.wait_for_http(
-                self.address + "/redfish/v1/", timeout, self.log_file, self._proc
-            )
-        except TimeoutError as exc:
-            self.stop()
-            raise RuntimeError(
-                f"The Redfish emulator did not start: {exc}\n"
-                f"{loopback.tail(self.log_file)}"
-            ) from exc
-
-    def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            loopback.terminate(proc)
-
-    def __enter__(self) -> "RedfishEmulator":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        self._await(
+            lambda: loopback.answers_http(self.url + "/redfish/v1/"),
+            timeout,
+            f"the emulator to answer on {self.url}",
+        )
 
 
 def _serve(argv: list[str]) -> int:

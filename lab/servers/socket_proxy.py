@@ -14,27 +14,18 @@ import grp
 import os
 import pathlib
 import shutil
-import signal
-import subprocess
 import tempfile
 
-from lab.servers import loopback
-from lab.servers.apache import MODULES, RUN_AS
+from lab.servers import httpd, loopback
+from lab.servers.httpd import RUN_AS
+from lab.servers.process import ServerProcess, kill_group
 
-PROXY_CONF = """\
-# Written by the ironic-inspector lab: Apache proxying to a Unix socket.
-ServerRoot {run_dir}
-ServerName 127.0.0.1
-PidFile {run_dir}/httpd.pid
-DefaultRuntimeDir {run_dir}
-Mutex file:{run_dir}
-LoadModule mpm_event_module {modules}/mod_mpm_event.so
-LoadModule authz_core_module {modules}/mod_authz_core.so
-LoadModule proxy_module {modules}/mod_proxy.so
-LoadModule proxy_http_module {modules}/mod_proxy_http.so
-{user}
-ErrorLog {run_dir}/apache-error.log
-LogLevel warn
+PROXY_MODULES = {
+    "proxy_module": "mod_proxy.so",
+    "proxy_http_module": "mod_proxy_http.so",
+}
+
+PROXY = """\
 Listen 127.0.0.1:{port}
 <VirtualHost 127.0.0.1:{port}>
     ProxyPreserveHost On
@@ -46,12 +37,7 @@ Listen 127.0.0.1:{port}
 
 def installed() -> str | None:
     """None when Apache and mod_proxy_http are there, else what is missing."""
-    if not shutil.which("apache2") and not pathlib.Path("/usr/sbin/apache2").exists():
-        return "apache2 is not installed (Debian package apache2)"
-    for module in ("mod_proxy.so", "mod_proxy_http.so"):
-        if not (MODULES / module).exists():
-            return f"{module} is missing from {MODULES} (Debian package apache2)"
-    return None
+    return httpd.missing(list(PROXY_MODULES.values()), "apache2")
 
 
 def socket_directory() -> pathlib.Path:
@@ -68,31 +54,24 @@ def socket_directory() -> pathlib.Path:
     return path
 
 
-class SocketProxy:
-    """Apache on 127.0.0.1:``port`` passing everything to ``socket_path``."""
+class SocketProxy(ServerProcess):
+    """Apache on 127.0.0.1:``port`` passing everything to ``socket_path``;
+    its files in a private directory :meth:`stop` removes."""
+
+    name = "The proxy"
 
     def __init__(self, socket_path: str | os.PathLike[str], port: int | None = None):
+        work_dir = pathlib.Path(tempfile.mkdtemp(prefix="inspector-proxy-"))
+        os.chmod(work_dir, 0o755)
+        super().__init__(work_dir, "apache-error.log", port, "apache.stdout")
         self.socket_path = str(socket_path)
-        self.port = port or loopback.free_port()
         self.as_root = os.geteuid() == 0
-        self.work_dir = pathlib.Path(tempfile.mkdtemp(prefix="inspector-proxy-"))
-        os.chmod(self.work_dir, 0o755)
         self.httpd_conf = self.work_dir / "httpd.conf"
-        self.error_log = self.work_dir / "apache-error.log"
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def _config(self) -> str:
-        return PROXY_CONF.format(
-            run_dir=self.work_dir,
-            modules=MODULES,
-            port=self.port,
-            socket=self.socket_path,
-            user=f"User {RUN_AS}\nGroup {RUN_AS}" if self.as_root else "",
-        )
+        return httpd.config_head(
+            self.work_dir, PROXY_MODULES, self.as_root
+        ) + PROXY.format(port=self.port, socket=self.socket_path)
 
     def start(self, timeout: float = 30) -> None:
         missing = installed()
@@ -101,43 +80,22 @@ class SocketProxy:
         self.httpd_conf.write_text(self._config())
         if self.as_root:
             shutil.chown(self.work_dir, RUN_AS, RUN_AS)
-        output = open(self.work_dir / "apache.stdout", "ab")  # noqa: SIM115
-        try:
-            self._proc = subprocess.Popen(
-                ["apache2", "-f", str(self.httpd_conf), "-DFOREGROUND"],
-                stdout=output,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # the process group is Apache's own
-                env={**os.environ, "LANG": "C.UTF-8"},
-            )
-        finally:
-            output.close()
-        try:
-            # any answer will do: a 503 while nothing listens on the socket
-            loopback.wait_for_http(self.url + "/", timeout, self.error_log, self._proc)
-        except TimeoutError as exc:
-            self.stop()
-            raise RuntimeError(f"the proxy did not start: {exc}") from exc
-
-    def log_tail(self, chars: int = 3000) -> str:
-        return "\n".join(
-            loopback.tail(path, chars)
-            for path in (self.error_log, self.work_dir / "apache.stdout")
+        self._spawn(
+            httpd.command(self.httpd_conf),
+            env=httpd.environment(),
+            session=True,  # the process group is Apache's own
+        )
+        # any answer will do: a 503 while nothing listens on the socket
+        self._await(
+            lambda: loopback.answers_http(self.url + "/"),
+            timeout,
+            f"the proxy to answer on {self.url}",
         )
 
-    def stop(self, timeout: float = 15) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            loopback.terminate(proc, timeout)
-            try:  # Apache's children die with it; reap any straggler
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    def stop(self, timeout: float = 15) -> int | None:
+        proc = self._proc
+        code = super().stop(timeout)
+        if proc is not None:  # Apache's children die with it; any straggler:
+            kill_group(proc)
         shutil.rmtree(self.work_dir, ignore_errors=True)
-
-    def __enter__(self) -> "SocketProxy":
-        self.start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
+        return code

@@ -7,16 +7,24 @@ import pathlib
 import socket
 import subprocess
 import time
+from typing import TypeVar
 
 from lab.servers import loopback
 from lab.servers.apache import ApacheApiServer
 from lab.servers.etcd import EtcdServer
-from lab.servers.inspector import ApiServer, ConductorServer, PxeAgentServer
+from lab.servers.inspector import (
+    ApiServer,
+    ConductorServer,
+    InspectorServer,
+    PxeAgentServer,
+)
 from lab.servers.postgres import PostgresServer
 from lab.servers.rabbitmq import RabbitMQServer
 from lab.servers.redis import RedisServer
 
 LOG = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=InspectorServer)
 
 API_SERVERS = ("local", "apache")
 """Where the split API runs: its own threaded server, or Apache/mod_wsgi."""
@@ -82,6 +90,8 @@ class SplitCluster:
         self.options = options or {}
         self.api: ApiServer | None = None
         self.conductors: list[ConductorServer] = []
+        self._timeout = 60.0
+        """Each server's own start's (set by :meth:`start`)."""
 
     @property
     def backend_url(self) -> str:
@@ -108,7 +118,7 @@ class SplitCluster:
             },
         }
         if self.rpc_transport == "oslo":
-            groups["DEFAULT"]["transport_url"] = self.rabbit.transport_url
+            groups["DEFAULT"]["transport_url"] = self.rabbit.url
         else:
             groups["json_rpc"] = {"host_ip": "127.0.0.1"}
             if self.rpc_tls:
@@ -143,15 +153,16 @@ class SplitCluster:
     def database_url(self) -> str:
         return self.postgres.url.rsplit("/", 1)[0] + f"/{self.database}"
 
-    def start(self) -> None:
-        """Start every server: RabbitMQ (Erlang, the slowest to come up)
-        beside the coordination backend, PostgreSQL and the API; then the
-        conductors, all at once."""
+    def start(self, timeout: float = 60.0) -> None:
+        """Start every server, each within ``timeout``: RabbitMQ (Erlang,
+        the slowest to come up) beside the coordination backend, PostgreSQL
+        and the API; then the conductors, all at once."""
         started = time.monotonic()
+        self._timeout = timeout
         with concurrent.futures.ThreadPoolExecutor(1) as beside:
             rabbit = None
             if self.rpc_transport == "oslo":
-                rabbit = beside.submit(self.rabbit.start)
+                rabbit = beside.submit(self.rabbit.start, timeout)
             try:
                 self._start_api_and_backends()
             finally:
@@ -168,11 +179,11 @@ class SplitCluster:
 
     def _start_api_and_backends(self) -> None:
         if self.coordination == "redis":
-            self.redis.start()
+            self.redis.start(self._timeout)
         else:
-            self.etcd.start()
+            self.etcd.start(self._timeout)
         if self._own_postgres:
-            self.postgres.start()
+            self.postgres.start(self._timeout)
         if self.database != self.postgres.database:
             self.postgres.create_database(self.database)
         if self.api_server == "apache":
@@ -190,7 +201,7 @@ class SplitCluster:
                 database_url=self.database_url,
                 options=self._options("lab-api"),
             )
-        self.api.start()  # runs the schema upgrade once for everyone
+        self.api.start(self._timeout)  # the schema upgrade, once for everyone
 
     def add_conductors(self, hosts: list[str]) -> list[ConductorServer]:
         """Start conductors ``hosts`` at once; each is listed in
@@ -224,19 +235,12 @@ class SplitCluster:
     def _start_conductor(
         self, host: str, options: dict[str, dict[str, str]] | None, port: int
     ) -> ConductorServer:
-        merged = self._options(host)
-        if self.rpc_transport == "json-rpc":  # conductors share this host
-            merged["json_rpc"]["port"] = str(port)
+        given = {"json_rpc": {"port": str(port)}}  # conductors share this host
+        if self.rpc_transport != "json-rpc":
+            given = {}
         for group, values in (options or {}).items():
-            merged.setdefault(group, {}).update(values)
-        conductor = ConductorServer(
-            self.work_dir / host,
-            self.ironic_url,
-            database_url=self.database_url,
-            options=merged,
-        )
-        conductor.start(dbsync=False)
-        return conductor
+            given.setdefault(group, {}).update(values)
+        return self._start(ConductorServer, host, given)
 
     def add_pxe_agent(
         self, host: str, options: dict[str, dict[str, str]] | None = None
@@ -244,34 +248,31 @@ class SplitCluster:
         """Start a PXE filter agent on the cluster's configuration,
         ``options`` added (its hostsdir and dnsmasq commands); the caller
         stops it."""
-        merged = self._options(host)
-        for group, values in (options or {}).items():
-            merged.setdefault(group, {}).update(values)
-        agent = PxeAgentServer(
-            self.work_dir / host,
-            self.ironic_url,
-            database_url=self.database_url,
-            options=merged,
-        )
-        agent.start(dbsync=False)
-        return agent
+        return self._start(PxeAgentServer, host, options)
 
     def add_api(
         self, name: str, options: dict[str, dict[str, str]] | None = None
     ) -> ApiServer:
         """One more ``ironic-inspector-api-wsgi`` process on the same
         configuration, ``options`` added (the caller stops it)."""
-        merged = self._options(name)
+        return self._start(ApiServer, name, options)
+
+    def _start(
+        self, kind: type[P], host: str, options: dict[str, dict[str, str]] | None
+    ) -> P:
+        """One more process of ``kind`` named ``host``, on the cluster's
+        configuration with ``options`` added; the schema is the API's."""
+        merged = self._options(host)
         for group, values in (options or {}).items():
             merged.setdefault(group, {}).update(values)
-        api = ApiServer(
-            self.work_dir / name,
+        process = kind(
+            self.work_dir / host,
             self.ironic_url,
             database_url=self.database_url,
             options=merged,
         )
-        api.start(dbsync=False)
-        return api
+        process.start(self._timeout, dbsync=False)
+        return process
 
     @property
     def url(self) -> str:

@@ -26,7 +26,7 @@ NEW = {V: "1.26"}
 @pytest.fixture(scope="module")
 def bmc() -> Iterator[StaticBmc]:
     macs = [random_mac() for _ in range(4)]
-    server = StaticBmc(
+    with StaticBmc(
         [
             StaticSystem("full", macs[:2]),
             StaticSystem(
@@ -34,9 +34,8 @@ def bmc() -> Iterator[StaticBmc]:
             ),
             StaticSystem("broken", macs[3:], html=True),
         ]
-    )
-    yield server
-    server.stop()
+    ) as server:
+        yield server
 
 
 def _redfish_node(
@@ -51,7 +50,7 @@ def _redfish_node(
             service.ironic.delete_port(port["uuid"])
     node = add_node(service)
     node["driver_info"].update(
-        redfish_address=bmc.address,
+        redfish_address=bmc.url,
         redfish_system_id=f"/redfish/v1/Systems/{system}",
         redfish_username="admin",
         redfish_password=password,
@@ -94,7 +93,7 @@ def test_out_of_band_never_boots(service: Service, bmc: StaticBmc) -> None:
     assert props["cpu_arch"] == "x86_64"
     data = service.client.get(f"/v1/introspection/{uuid}/data").get_json()
     assert set(data["provenance"].values()) == {"redfish"}
-    assert data["redfish"]["bmc"] == bmc.address
+    assert data["redfish"]["bmc"] == bmc.url
     record = service.client.get(f"/v1/introspection/{uuid}", headers=NEW).get_json()
     assert record["error"] is None
     assert record["mode"] == "out-of-band"
@@ -158,7 +157,7 @@ def test_bmc_errors_end_in_error(
     assert _start(service, uuid, "out-of-band").status_code == 202
     status = service.wait_for(uuid, *states.FINAL)
     assert status["state"] == states.ERROR
-    assert bmc.address in status["error"] and cause in status["error"]
+    assert bmc.url in status["error"] and cause in status["error"]
     calls = _calls(service, uuid)
     for write in ("set_power_state", "set_boot_device", "create_port", "patch_node"):
         assert write not in calls

@@ -74,7 +74,7 @@ def processes(etcd: EtcdServer) -> Iterator[Any]:
 
 
 def _leases(etcd: EtcdServer) -> set[str]:
-    answer = requests.post(f"{etcd.client_url}/v3/lease/leases", json={}, timeout=5)
+    answer = requests.post(f"{etcd.url}/v3/lease/leases", json={}, timeout=5)
     return {lease["ID"] for lease in answer.json().get("leases", [])}
 
 
@@ -146,7 +146,7 @@ def test_an_expired_lease_is_replaced_and_its_locks_are_lost(
     assert held.acquire(blocking=False)
     lease_id, generation = first.locks.lease.current()
     requests.post(
-        f"{etcd.client_url}/v3/kv/lease/revoke", json={"ID": lease_id}, timeout=5
+        f"{etcd.url}/v3/kv/lease/revoke", json={"ID": lease_id}, timeout=5
     ).raise_for_status()
     assert second.locks.get_lock(NODE).acquire(blocking=False)
     another = first.locks.get_lock("another-node")

@@ -61,7 +61,7 @@ def _new_lines(path: pathlib.Path, offset: int) -> list[str]:
 @pytest.mark.parametrize("backend", ["postgresql", "etcd", "rabbitmq"])
 @pytest.mark.timeout(300)
 def test_outage_is_a_few_lines(cluster: SplitCluster, lab: Lab, backend: str) -> None:
-    outages: dict[str, tuple[Callable[[], None], Callable[[], None]]] = {
+    outages: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         "postgresql": (cluster.postgres.pause, cluster.postgres.resume),
         "etcd": (cluster.etcd.stop, cluster.etcd.start),
         "rabbitmq": (cluster.rabbit.stop, cluster.rabbit.start),

@@ -48,7 +48,7 @@ def test_oob_demo_in_small(
             out_of_band.point_at(
                 ironic_api,
                 uuids[item.machine.name],
-                emulator.address,
+                emulator.url,
                 emulator.system_id(item.system),
             )
         assert inspector.pid is not None

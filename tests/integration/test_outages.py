@@ -142,7 +142,7 @@ class EpochWatch:
         self._engine.dispose()
 
 
-def _outages(cluster: SplitCluster) -> dict[str, tuple[Callable[[], None], ...]]:
+def _outages(cluster: SplitCluster) -> dict[str, tuple[Callable[[], object], ...]]:
     return {
         # etcd first: the ramdisks' API process has routed nothing yet
         "etcd": (cluster.etcd.stop, cluster.etcd.start),
@@ -152,7 +152,7 @@ def _outages(cluster: SplitCluster) -> dict[str, tuple[Callable[[], None], ...]]
 
 
 def _during_outage(
-    shape: Shape, lab: Lab, down: Callable[[], None], up: Callable[[], None]
+    shape: Shape, lab: Lab, down: Callable[[], object], up: Callable[[], object]
 ) -> dict[str, str]:
     """One outage with work in flight; the expected end of each node."""
     op = shape.operator

@@ -14,7 +14,7 @@ import pytest
 
 from inspector import exceptions
 from lab.machines import dhcp
-from lab.machines.dhcp import DhcpSegment, Server
+from lab.machines.dhcp import DhcpSegment, Dnsmasq
 from lab.servers.inspector import InspectorServer
 from lab.servers.ironic import IronicServer
 from lab.servers.split_cluster import SplitCluster
@@ -44,7 +44,7 @@ def segment(tmp_path: pathlib.Path) -> Iterator[DhcpSegment]:
 
 
 def filtered(
-    tmp_path: pathlib.Path, ironic: IronicServer, server: Server, **processing: str
+    tmp_path: pathlib.Path, ironic: IronicServer, server: Dnsmasq, **processing: str
 ) -> InspectorServer:
     return start_inspector(
         tmp_path / "inspector",
@@ -80,12 +80,12 @@ def refused(segment: DhcpSegment, mac: str, timeout: float = 8) -> None:
         assert time.monotonic() < deadline, f"{mac} still gets offers"
 
 
-def says(server: Server, name: str) -> str | None:
+def says(server: Dnsmasq, name: str) -> str | None:
     path = server.hostsdir / name
     return path.read_text().strip() if path.exists() else None
 
 
-def settle(server: Server, mac: str, allowed: bool, timeout: float = 10) -> float:
+def settle(server: Dnsmasq, mac: str, allowed: bool, timeout: float = 10) -> float:
     """Waits for the filter's entry of ``mac``; the seconds it took."""
     wanted = mac if allowed else f"{mac},ignore"
     started = time.monotonic()
@@ -189,7 +189,7 @@ def test_a_hostsdir_that_is_missing_stops_the_start(
     server.stop()
 
 
-def both_allow(servers: list[Server], mac: str) -> bool:
+def both_allow(servers: list[Dnsmasq], mac: str) -> bool:
     return all(says(s, mac) == mac for s in servers)
 
 
@@ -313,7 +313,7 @@ def _split_scenario(
     )
 
 
-def _in_pool(address: str, server: Server) -> bool:
+def _in_pool(address: str, server: Dnsmasq) -> bool:
     last = int(address.rsplit(".", 1)[1])
     low, high = (int(a.rsplit(".", 1)[1]) for a in server.pool)
     return low <= last <= high

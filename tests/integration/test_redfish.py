@@ -159,7 +159,7 @@ def test_out_of_band_never_boots(
 ) -> None:
     client = Client(inspector.url)
     _machine, node, emulated = machines[0]
-    _point_at(lab_module, node, emulator.address, emulator.system_id(emulated))
+    _point_at(lab_module, node, emulator.url, emulator.system_id(emulated))
     access = AccessLog(ironic.log_file)
     assert _start(client, node, "out-of-band").status_code == 202
     status = client.wait_for(node, "finished", "error")
@@ -186,7 +186,7 @@ def test_auto_falls_back_for_a_machine_without_drives(
 ) -> None:
     client = Client(inspector.url)
     machine, node, emulated = machines[2]
-    _point_at(lab_module, node, emulator.address, emulator.system_id(emulated))
+    _point_at(lab_module, node, emulator.url, emulator.system_id(emulated))
     access = AccessLog(ironic.log_file)
     assert _start(client, node, "auto").status_code == 202
     client.wait_for(node, "waiting")  # the ramdisk is being booted
@@ -216,7 +216,7 @@ def test_errors_write_nothing(
 ) -> None:
     client = Client(inspector.url)
     _machine, node, emulated = machines[1]
-    address, password = emulator.address, PASSWORD
+    address, password = emulator.url, PASSWORD
     if cause == "credentials":
         password = "wrong"
     elif cause == "unreachable":
@@ -308,7 +308,7 @@ def _redfish_node(lab: Lab, emulator: RedfishEmulator, system: EmulatedMachine) 
             "driver": "redfish",
             "inspect_interface": "redfish",
             "driver_info": {
-                "redfish_address": emulator.address,
+                "redfish_address": emulator.url,
                 "redfish_system_id": emulator.system_id(system),
                 "redfish_username": USERNAME,
                 "redfish_password": PASSWORD,

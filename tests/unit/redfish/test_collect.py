@@ -26,7 +26,7 @@ REQUIRED = ["cpus", "memory_mb", "local_gb", "macs"]
 
 @pytest.fixture
 def bmc() -> Iterator[StaticBmc]:
-    server = StaticBmc(
+    with StaticBmc(
         [
             StaticSystem("full", [MAC1], lldp={MAC1: SWITCH}),
             StaticSystem(
@@ -40,16 +40,15 @@ def bmc() -> Iterator[StaticBmc]:
             StaticSystem("nonics", [], drives_gib=[]),
             StaticSystem("broken", [MAC1], html=True),
         ]
-    )
-    yield server
-    server.stop()
+    ) as server:
+        yield server
 
 
 def _creds(
     bmc: StaticBmc, system: str | None, password: str = "password"
 ) -> credentials.BmcCredentials:
     info: dict[str, Any] = {
-        "redfish_address": bmc.address,
+        "redfish_address": bmc.url,
         "redfish_username": "admin",
         "redfish_password": password,
     }
@@ -97,7 +96,7 @@ def test_full_system_in_the_ramdisk_shape(conf: cfg.ConfigOpts, bmc: StaticBmc) 
     assert decoded["switch_port_id"] == "Ethernet1/3"
     assert decoded["switch_system_name"] == "leaf-1"
     assert provenance.missing(inv, REQUIRED) == []
-    data = got.data(bmc.address)
+    data = got.data(bmc.url)
     assert set(data["provenance"].values()) == {"redfish"}
     assert set(data["provenance"]) == set(inv)
 
@@ -135,7 +134,7 @@ def test_no_nics_misses_macs(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
 def test_html_answer_names_the_bmc(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
     with pytest.raises(exceptions.BmcError) as caught:
         collect.collect(_short(conf), _creds(bmc, "/redfish/v1/Systems/broken"))
-    assert bmc.address in caught.value.message
+    assert bmc.url in caught.value.message
     assert "not Redfish JSON" in caught.value.message
 
 
@@ -147,12 +146,10 @@ def test_unknown_system(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
 
 
 def test_several_systems_need_an_id(conf: cfg.ConfigOpts) -> None:
-    two = StaticBmc([StaticSystem("a", [MAC1]), StaticSystem("b", [MAC2])])
-    try:
+    systems = [StaticSystem("a", [MAC1]), StaticSystem("b", [MAC2])]
+    with StaticBmc(systems) as two:
         with pytest.raises(exceptions.BmcError, match="System count is not exactly"):
             collect.collect(_short(conf), _creds(two, None))
-    finally:
-        two.stop()
 
 
 def test_wrong_password(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
@@ -161,7 +158,7 @@ def test_wrong_password(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
             _short(conf), _creds(bmc, "/redfish/v1/Systems/full", password="nope")
         )
     assert "refused the credentials" in caught.value.message
-    assert bmc.address in caught.value.message
+    assert bmc.url in caught.value.message
 
 
 def test_unreachable_bmc(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
