@@ -5,120 +5,27 @@ import pathlib
 import subprocess
 import sys
 import textwrap
-from typing import NamedTuple
 
 import inspector
+from tests.import_graph import (
+    Import,
+    edges_of,
+    find_cycle,
+    graph_of,
+    imports_of,
+    modules_of,
+)
 
 PACKAGE = pathlib.Path(inspector.__file__).parent
 
 
 def _modules() -> dict[str, pathlib.Path]:
     """Every module of the package by dotted name (packages by their own)."""
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-class Import(NamedTuple):
-    target: str
-    line: int
-    namespace: bool
-    """A package named only as the place of its submodules (``from pkg import
-    sub``): Python runs its ``__init__`` (a cycle may pass through it), but
-    nothing of it is used (no layer is crossed by it)."""
-
-
-def _imports(
-    tree: ast.Module, name: str, is_package: bool, modules: set[str]
-) -> list[Import]:
-    """Inspector modules ``name`` imports, at any level, outside TYPE_CHECKING."""
-    package = name if is_package else name.rpartition(".")[0]
-    found: list[Import] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for statement in node.orelse:
-                visit(statement)
-            return
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in modules:
-                    found.append(Import(alias.name, node.lineno, False))
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module or ""
-            submodules = [
-                f"{source}.{alias.name}"
-                for alias in node.names
-                if f"{source}.{alias.name}" in modules
-            ]
-            if source in modules:
-                only_place = len(submodules) == len(node.names)
-                found.append(Import(source, node.lineno, only_place))
-            found.extend(Import(sub, node.lineno, False) for sub in submodules)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return [found_import for found_import in found if found_import.target != name]
-
-
-def _imported(
-    tree: ast.Module, name: str, is_package: bool, modules: set[str]
-) -> set[str]:
-    return {found.target for found in _imports(tree, name, is_package, modules)}
+    return modules_of(PACKAGE)
 
 
 def import_graph() -> dict[str, set[str]]:
-    modules = _modules()
-    names = set(modules)
-    graph = {}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
-        graph[name] = _imported(tree, name, path.name == "__init__.py", names)
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One cycle of ``graph`` as a path that ends where it starts, or None."""
-    done: set[str] = set()
-    path: list[str] = []
-    on_path: set[str] = set()
-
-    def visit(node: str) -> list[str] | None:
-        path.append(node)
-        on_path.add(node)
-        for target in sorted(graph.get(node, ())):
-            if target in on_path:
-                return path[path.index(target) :] + [target]
-            if target not in done:
-                cycle = visit(target)
-                if cycle:
-                    return cycle
-        on_path.discard(path.pop())
-        done.add(node)
-        return None
-
-    for start in sorted(graph):
-        if start not in done:
-            cycle = visit(start)
-            if cycle:
-                return cycle
-    return None
+    return graph_of(PACKAGE)
 
 
 def test_the_graph_sees_every_kind_of_import() -> None:
@@ -327,16 +234,14 @@ def _allowed(importer: str, target: str) -> bool:
 def forbidden_edges() -> list[str]:
     """``importer -> target (file:line)`` for each import no row allows."""
     modules = _modules()
-    names = set(modules)
     found = []
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
-        for edge in _imports(tree, name, path.name == "__init__.py", names):
+    for name, edges in edges_of(PACKAGE).items():
+        for edge in edges:
             if edge.namespace or _allowed(name, edge.target):
                 continue
             if (name, edge.target) in PENDING:
                 continue
-            where = path.relative_to(PACKAGE.parent)
+            where = modules[name].relative_to(PACKAGE.parent)
             found.append(f"{name} -> {edge.target} ({where}:{edge.line})")
     return sorted(set(found))
 
@@ -370,7 +275,7 @@ def test_a_package_named_for_its_submodules_crosses_no_layer() -> None:
     tree = ast.parse(
         "from inspector.conductor import work_queue\nfrom inspector.db import Nothing\n"
     )
-    found = _imports(tree, "inspector.api.x", False, modules)
+    found = imports_of(tree, "inspector.api.x", False, modules)
     assert found == [
         Import("inspector.conductor", 1, True),
         Import("inspector.conductor.work_queue", 1, False),
