@@ -112,8 +112,10 @@ class CoordinationCheck(_Check):
         if conf.standalone:
             return True, "standalone: in-process locks, this process is the conductor"
         where = _redacted(conf.coordination.backend_url)
-        # read now, not the router's (stale-tolerant) view
-        views = self.runtime.conductors.conductors(with_work=False)  # no database
+        # read now, not the router's (stale-tolerant) view; without the
+        # work counts, but the states are database rows: a database that is
+        # away fails this check too, with its own message
+        views = self.runtime.conductors.conductors(with_work=False)
         alive = [v["hostname"] for v in views if v["alive"]]
         hosts = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
         if alive and not hosts:

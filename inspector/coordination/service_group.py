@@ -69,8 +69,15 @@ def for_standalone(db: Database, conf: Any) -> "ServiceGroup":
     return ServiceGroup(members, DatabaseStateStore(db), db)
 
 
-def for_split(coordinator: "CoordinationDriver", db: Database) -> "ServiceGroup":
-    store = conductor_state.for_split(coordinator, db)
+def for_split(
+    coordinator: "CoordinationDriver",
+    db: Database,
+    store: DatabaseStateStore | None = None,
+) -> "ServiceGroup":
+    """The split shape's view; ``store`` when the caller has carried an
+    earlier release's states over already (else it is done here)."""
+    if store is None:
+        store = conductor_state.for_split(coordinator, db)
     return ServiceGroup(group_members(coordinator), store, db)
 
 

@@ -391,7 +391,7 @@ def api(conf: cfg.ConfigOpts) -> Api:
         locks=factory.from_conf(conf, coordinator),
         stores=data_store.DataStores(conf, db),
         rpc=ConductorClient(sender, members),
-        conductors=service_group.for_split(coordinator, db),
+        conductors=service_group.for_split(coordinator, db, store),
     )
     service = Api(rt, transport, coordinator)
     LOG.info(
