@@ -1,4 +1,4 @@
-"""Requests to Ironic over kept-alive connections (:mod:`inspector.keepalive`).
+"""Requests to Ironic over kept-alive connections (:mod:`inspector.connection_pool`).
 
 keystoneauth still authenticates and finds the endpoint; the requests go
 straight to kept-alive ``http.client`` connections, skipping keystoneauth's and
@@ -13,7 +13,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from inspector import keepalive, version
+from inspector import connection_pool, version
 
 
 class DirectTransport:
@@ -26,8 +26,8 @@ class DirectTransport:
         self._endpoint = endpoint
         tls = None
         if urllib.parse.urlsplit(endpoint).scheme == "https":
-            tls = keepalive.tls_context(self._session.verify, self._session.cert)
-        self._pool = keepalive.Pool(endpoint, self._session.timeout, tls)
+            tls = connection_pool.tls_context(self._session.verify, self._session.cert)
+        self._pool = connection_pool.Pool(endpoint, self._session.timeout, tls)
         self._headers = {
             "Accept": "application/json",
             "User-Agent": f"ironic-inspector/{version.string()}",
@@ -51,9 +51,9 @@ class DirectTransport:
         method: str,
         json: Any = None,
         headers: dict[str, str] | None = None,
-    ) -> keepalive.Reply:
+    ) -> connection_pool.Reply:
         """One request (``headers`` added to the usual ones); no answer
-        raises :class:`ConnectionError` (:class:`keepalive.Unreachable`)."""
+        raises :class:`ConnectionError` (:class:`connection_pool.Unreachable`)."""
         parts = urllib.parse.urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
         body = None
@@ -71,7 +71,7 @@ class DirectTransport:
 
     def _exchange(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]
-    ) -> keepalive.Reply:
+    ) -> connection_pool.Reply:
         return self._pool.exchange(method, target, body, headers)
 
 

@@ -1,4 +1,4 @@
-"""etcd3gw's requests over kept-alive connections (:mod:`inspector.keepalive`).
+"""etcd3gw's requests over kept-alive connections (:mod:`inspector.connection_pool`).
 
 etcd3gw sends every etcd call (a lock's lease and transaction, its
 release, the membership heartbeat, a key read) as a JSON POST through a
@@ -7,7 +7,7 @@ conductor's CPU: a node lock is three requests, taken by the API for a
 start and by the conductor for each step. This object stands in for the
 session where etcd3gw uses it (``post`` and ``get`` with a URL, a body as
 ``json`` or ready encoded as ``data``, and a timeout) and sends those requests through
-:class:`inspector.keepalive.Pool`; anything else (a streamed watch) goes
+:class:`inspector.connection_pool.Pool`; anything else (a streamed watch) goes
 to the original session. Failures are raised as requests' exceptions, so
 etcd3gw and tooz report them exactly as before.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import requests
 
-from inspector import keepalive, version
+from inspector import connection_pool, version
 
 if TYPE_CHECKING:
     from etcd3gw.client import Etcd3Client
@@ -40,8 +40,8 @@ class KeptAliveSession:
         self._netloc = parts.netloc
         tls = None
         if parts.scheme == "https":
-            tls = keepalive.tls_context(session.verify, session.cert)
-        self._pool = keepalive.Pool(base_url, timeout, tls)
+            tls = connection_pool.tls_context(session.verify, session.cert)
+        self._pool = connection_pool.Pool(base_url, timeout, tls)
 
     def post(
         self, url: str, *, json: Any = None, timeout: Any = None, **kwargs: Any
@@ -70,7 +70,7 @@ class KeptAliveSession:
     def _ours(self, url: str) -> bool:
         return urllib.parse.urlsplit(url).netloc == self._netloc
 
-    def _send(self, method: str, url: str, body: bytes | None) -> keepalive.Reply:
+    def _send(self, method: str, url: str, body: bytes | None) -> connection_pool.Reply:
         parts = urllib.parse.urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
         headers = dict(HEADERS)
@@ -78,7 +78,7 @@ class KeptAliveSession:
             headers["Content-Type"] = "application/json"
         try:
             answer = self._pool.exchange(method, target, body, headers)
-        except keepalive.Unreachable as exc:
+        except connection_pool.Unreachable as exc:
             if exc.timed_out:
                 raise requests.exceptions.Timeout(str(exc)) from exc
             raise requests.exceptions.ConnectionError(str(exc)) from exc

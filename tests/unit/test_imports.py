@@ -64,7 +64,7 @@ KERNEL = frozenset(
         "inspector.exceptions",
         "inspector.faults",
         "inspector.hardware_facts",
-        "inspector.keepalive",
+        "inspector.connection_pool",
         "inspector.macs",
         "inspector.metrics",
         "inspector.outages",

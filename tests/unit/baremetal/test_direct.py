@@ -233,7 +233,7 @@ def test_tls_with_a_private_ca(
         with pytest.raises(exceptions.BaremetalError, match="CERTIFICATE_VERIFY"):
             untrusted.get_node("u1")
         insecure = make_client(srv.url("https"), insecure=True)
-        with caplog.at_level(logging.WARNING, logger="inspector.keepalive"):
+        with caplog.at_level(logging.WARNING, logger="inspector.connection_pool"):
             assert insecure.get_node("u1")["uuid"] == "u1"
             assert insecure.get_node("u1")["uuid"] == "u1"
         warned = [r for r in caplog.records if "not verified" in r.getMessage()]

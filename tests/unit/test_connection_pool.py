@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from inspector import keepalive
+from inspector import connection_pool
 from lab.waiting import wait_until
 from tests.unit.net.certs import Certs, make_certs
 
@@ -130,13 +130,13 @@ def server() -> Iterator[Scripted]:
 
 
 @pytest.fixture
-def pool(server: Scripted) -> Iterator[keepalive.Pool]:
-    made = keepalive.Pool(f"http://127.0.0.1:{server.port}/v1", timeout=5)
+def pool(server: Scripted) -> Iterator[connection_pool.Pool]:
+    made = connection_pool.Pool(f"http://127.0.0.1:{server.port}/v1", timeout=5)
     yield made
     made.close()
 
 
-def _get(pool: keepalive.Pool, path: str, **kwargs: Any) -> keepalive.Reply:
+def _get(pool: connection_pool.Pool, path: str, **kwargs: Any) -> connection_pool.Reply:
     return pool.exchange(
         kwargs.pop("method", "GET"), path, kwargs.pop("body", None), kwargs
     )
@@ -144,7 +144,7 @@ def _get(pool: keepalive.Pool, path: str, **kwargs: Any) -> keepalive.Reply:
 
 @pytest.mark.parametrize("path", ["/length", "/chunks", "/http-1.0-kept"])
 def test_framed_answers_keep_their_connection(
-    server: Scripted, pool: keepalive.Pool, path: str
+    server: Scripted, pool: connection_pool.Pool, path: str
 ) -> None:
     first = _get(pool, path)
     second = _get(pool, path)
@@ -159,7 +159,7 @@ def test_framed_answers_keep_their_connection(
 
 @pytest.mark.parametrize("path", ["/to-the-close", "/http-1.0"])
 def test_answers_that_end_the_connection_are_not_kept(
-    server: Scripted, pool: keepalive.Pool, path: str
+    server: Scripted, pool: connection_pool.Pool, path: str
 ) -> None:
     assert _get(pool, path).content in (JSON, b"{}")
     assert _get(pool, "/length").content == JSON
@@ -167,7 +167,7 @@ def test_answers_that_end_the_connection_are_not_kept(
 
 
 def test_an_answer_without_a_body_leaves_the_connection_usable(
-    server: Scripted, pool: keepalive.Pool
+    server: Scripted, pool: connection_pool.Pool
 ) -> None:
     answer = _get(pool, "/no-content")
     assert (answer.status_code, answer.content) == (204, b"")
@@ -175,21 +175,21 @@ def test_an_answer_without_a_body_leaves_the_connection_usable(
     assert server.connections == 1
 
 
-def test_an_interim_answer_is_skipped(pool: keepalive.Pool) -> None:
+def test_an_interim_answer_is_skipped(pool: connection_pool.Pool) -> None:
     answer = _get(pool, "/continue")
     assert (answer.status_code, answer.content) == (200, b"{}")
 
 
 @pytest.mark.parametrize("path", ["/garbage", "/long-header", "/short", "/silent"])
 def test_what_is_no_http_answer_is_unreachable(
-    server: Scripted, pool: keepalive.Pool, path: str
+    server: Scripted, pool: connection_pool.Pool, path: str
 ) -> None:
-    with pytest.raises(keepalive.Unreachable, match=f"127.0.0.1:{server.port}"):
+    with pytest.raises(connection_pool.Unreachable, match=f"127.0.0.1:{server.port}"):
         _get(pool, path)
     assert _get(pool, "/length").content == JSON  # a new connection works
 
 
-def test_the_request_as_written(server: Scripted, pool: keepalive.Pool) -> None:
+def test_the_request_as_written(server: Scripted, pool: connection_pool.Pool) -> None:
     _get(pool, "/length", method="POST", **{"X-Auth-Token": "t"})
     _get(pool, "/length", method="PUT", body=b'{"a": 1}', **{"Accept": "a/b"})
     _get(pool, "/length", **{"Host": "ironic.example", "Accept-Encoding": "gzip"})
@@ -204,7 +204,7 @@ def test_the_request_as_written(server: Scripted, pool: keepalive.Pool) -> None:
     assert get.count(b"Accept-Encoding:") == 1
 
 
-def test_a_target_is_sent_escaped(server: Scripted, pool: keepalive.Pool) -> None:
+def test_a_target_is_sent_escaped(server: Scripted, pool: connection_pool.Pool) -> None:
     answer = pool.exchange("GET", "/length HTTP/1.1\r\nX-Injected: 1", None, {})
     assert answer.status_code == 404
     ((_, head, _),) = server.requests
@@ -213,7 +213,7 @@ def test_a_target_is_sent_escaped(server: Scripted, pool: keepalive.Pool) -> Non
 
 
 def test_a_header_that_would_break_the_request_is_refused_unsent(
-    server: Scripted, pool: keepalive.Pool
+    server: Scripted, pool: connection_pool.Pool
 ) -> None:
     with pytest.raises(ValueError):
         pool.exchange("GET", "/length", None, {"X-Token": "a\r\nX-Injected: 1"})
@@ -222,7 +222,7 @@ def test_a_header_that_would_break_the_request_is_refused_unsent(
 
 
 def test_a_connection_the_server_closed_while_idle_is_replaced(
-    server: Scripted, pool: keepalive.Pool
+    server: Scripted, pool: connection_pool.Pool
 ) -> None:
     # the server closes after a kept-alive answer, as on its idle timeout
     assert _get(pool, "/length-then-gone").content == JSON
@@ -233,7 +233,7 @@ def test_a_connection_the_server_closed_while_idle_is_replaced(
 
 
 def test_a_kept_alive_connection_cut_as_the_request_went_out_is_tried_again(
-    server: Scripted, pool: keepalive.Pool
+    server: Scripted, pool: connection_pool.Pool
 ) -> None:
     assert _get(pool, "/length-then-cut").content == JSON
     # the server reads the next request on that connection and closes it
@@ -243,9 +243,9 @@ def test_a_kept_alive_connection_cut_as_the_request_went_out_is_tried_again(
 
 
 def test_a_new_connection_cut_short_is_not_tried_again(
-    server: Scripted, pool: keepalive.Pool
+    server: Scripted, pool: connection_pool.Pool
 ) -> None:
-    with pytest.raises(keepalive.Unreachable, match="RemoteDisconnected"):
+    with pytest.raises(connection_pool.Unreachable, match="RemoteDisconnected"):
         _get(pool, "/silent", method="POST")
     assert len(server.requests) == 1
 
@@ -255,7 +255,7 @@ def test_a_proxy_from_the_environment_is_used(
 ) -> None:
     monkeypatch.setenv("http_proxy", f"http://user:p%40ss@127.0.0.1:{server.port}")
     monkeypatch.setenv("no_proxy", "ironic.direct")
-    proxied = keepalive.Pool("http://ironic.test:6385/v1", timeout=5)
+    proxied = connection_pool.Pool("http://ironic.test:6385/v1", timeout=5)
     try:
         assert proxied.proxy is not None
         assert _get(proxied, "/length").content == JSON
@@ -266,24 +266,24 @@ def test_a_proxy_from_the_environment_is_used(
     assert first.startswith(b"GET http://ironic.test:6385/length HTTP/1.1\r\n")
     assert b"\r\nproxy-authorization: basic dxnlcjpwqhnz\r\n" in first.lower()
     assert server.connections == 1  # kept alive to the proxy
-    assert keepalive.Pool("http://ironic.direct:6385", timeout=5).proxy is None
+    assert connection_pool.Pool("http://ironic.direct:6385", timeout=5).proxy is None
 
 
 def test_nobody_listening_is_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(keepalive.Unreachable, match="ConnectionRefusedError"):
-        keepalive.Pool(f"http://127.0.0.1:{port}", timeout=5).exchange(
+    with pytest.raises(connection_pool.Unreachable, match="ConnectionRefusedError"):
+        connection_pool.Pool(f"http://127.0.0.1:{port}", timeout=5).exchange(
             "GET", "/", None, {}
         )
 
 
 def test_no_answer_in_time_is_a_timeout(server: Scripted) -> None:
-    slow = keepalive.Pool(f"http://127.0.0.1:{server.port}", timeout=0.2)
+    slow = connection_pool.Pool(f"http://127.0.0.1:{server.port}", timeout=0.2)
     ANSWERS["/never"] = (b"", False)
     try:
-        with pytest.raises(keepalive.Unreachable) as raised:
+        with pytest.raises(connection_pool.Unreachable) as raised:
             slow.exchange("GET", "/never", None, {})
     finally:
         del ANSWERS["/never"]
@@ -327,8 +327,8 @@ class ScriptedTls(Scripted):
 
 def test_tls_verified_by_the_ca_given(certs: Certs) -> None:
     server = ScriptedTls(certs)
-    tls = keepalive.tls_context(str(certs.ca.cert), None)
-    pool = keepalive.Pool(f"https://localhost:{server.port}", timeout=5, tls=tls)
+    tls = connection_pool.tls_context(str(certs.ca.cert), None)
+    pool = connection_pool.Pool(f"https://localhost:{server.port}", timeout=5, tls=tls)
     try:
         assert _get(pool, "/length").content == JSON
         assert _get(pool, "/chunks").content == JSON
@@ -340,13 +340,15 @@ def test_tls_verified_by_the_ca_given(certs: Certs) -> None:
 
 def test_tls_with_an_unknown_ca_is_unreachable(certs: Certs) -> None:
     server = ScriptedTls(certs)
-    pool = keepalive.Pool(
+    pool = connection_pool.Pool(
         f"https://localhost:{server.port}",
         timeout=5,
-        tls=keepalive.tls_context(True, None),
+        tls=connection_pool.tls_context(True, None),
     )
     try:
-        with pytest.raises(keepalive.Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
+        with pytest.raises(
+            connection_pool.Unreachable, match="CERTIFICATE_VERIFY_FAILED"
+        ):
             _get(pool, "/length")
         assert server.requests == []
     finally:
@@ -359,8 +361,8 @@ def test_tls_through_a_proxy_is_tunnelled(
 ) -> None:
     proxy = ScriptedTls(certs, tunnel=True)
     monkeypatch.setenv("https_proxy", f"http://user:pw@127.0.0.1:{proxy.port}")
-    tls = keepalive.tls_context(str(certs.ca.cert), None)
-    pool = keepalive.Pool("https://localhost:6385", timeout=5, tls=tls)
+    tls = connection_pool.tls_context(str(certs.ca.cert), None)
+    pool = connection_pool.Pool("https://localhost:6385", timeout=5, tls=tls)
     try:
         assert pool.proxy is not None
         assert _get(pool, "/length").content == JSON
