@@ -247,6 +247,9 @@ def test_a_short_outage_does_not_close_and_ironic_alone_can(
     listings = truth.listings
     clock.now += 2  # a repair sync finds Ironic away...
     wait_until(lambda: truth.listings > listings, 5, "a repair sync")
+    # ...and has noted since when (the listing is asked before the failure
+    # is noted: moving the clock in between made the outage start later)
+    wait_until(lambda: "Ironic" in pxe._failing, 5, "the outage of Ironic noted")
     assert not pxe.closed
     clock.now += 2  # ...and the next, sync_period later, fails closed
     wait_until(lambda: pxe.closed, 5, "the filter to fail closed")
