@@ -29,6 +29,7 @@ from oslo_config import cfg
 from oslo_middleware import healthcheck
 from oslo_middleware.healthcheck import pluginbase
 
+from inspector import exceptions
 from inspector.conf.healthcheck import CHECKS
 
 if TYPE_CHECKING:
@@ -112,16 +113,24 @@ class CoordinationCheck(_Check):
         if conf.standalone:
             return True, "standalone: in-process locks, this process is the conductor"
         where = _redacted(conf.coordination.backend_url)
-        # read now, not the router's (stale-tolerant) view; without the
-        # work counts, but the states are database rows: a database that is
-        # away fails this check too, with its own message
-        views = self.runtime.conductors.conductors(with_work=False)
-        alive = [v["hostname"] for v in views if v["alive"]]
-        hosts = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
-        if alive and not hosts:
-            return False, f"{where}: every live conductor is disabled"
-        if not hosts:
+        group = self.runtime.conductors
+        # read now, not the router's (stale-tolerant) view: the members from
+        # the backend, then their states, which are database rows
+        alive = group.alive()
+        if not alive:
             return False, f"{where}: no conductor is a live member of the group"
+        try:
+            views = group.conductors(with_work=False)
+        except exceptions.ServiceUnavailable as exc:
+            # the database's outage, which its own check reports: the group
+            # answered, so this check holds
+            return True, (
+                f"{where}: {len(alive)} conductor(s) alive: {', '.join(alive)} "
+                f"(whether they are enabled is unknown: {exc.message})"
+            )
+        hosts = [v["hostname"] for v in views if v["alive"] and v["enabled"]]
+        if not hosts:
+            return False, f"{where}: every live conductor is disabled"
         return True, f"{where}: {len(hosts)} conductor(s) alive: {', '.join(hosts)}"
 
 

@@ -121,6 +121,11 @@ class ServiceGroup:
             )
         return views
 
+    def alive(self) -> list[str]:
+        """The live members, by name, from the coordination backend alone
+        (the health check's coordination probe: no database read)."""
+        return sorted(self._members())
+
     def conductors(self, with_work: bool = True) -> list[dict[str, Any]]:
         """Every conductor that is alive or has a state set, by name;
         ``with_work`` False leaves out the work each owns (introspections

@@ -68,13 +68,22 @@ def test_a_raising_probe_is_a_failed_check(conf: cfg.ConfigOpts) -> None:
     assert "etcd is away" in (result.details or "")
 
 
+def _group(views: list[dict[str, Any]]) -> Any:
+    """The service group as the check reads it: the live members (the
+    backend alone) and the views with their states (database rows)."""
+    return types.SimpleNamespace(
+        alive=lambda: [v["hostname"] for v in views if v["alive"]],
+        conductors=lambda with_work=True: views,
+    )
+
+
 def test_coordination_without_live_conductors(conf: cfg.ConfigOpts) -> None:
     conf.set_override("standalone", False)
     conf.set_override(
         "backend_url", "etcd3+http://u:pw@127.0.0.1:2379", group="coordination"
     )
     views: list[dict[str, Any]] = []
-    group = types.SimpleNamespace(conductors=lambda with_work=True: views)
+    group = _group(views)
     _with_runtime(conf, conductors=group)
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert not result.available
@@ -98,7 +107,7 @@ def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
         {"hostname": "c-1", "alive": True, "enabled": False},
         {"hostname": "c-2", "alive": False, "enabled": True},
     ]
-    group = types.SimpleNamespace(conductors=lambda with_work=True: views)
+    group = _group(views)
     _with_runtime(conf, conductors=group)
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert not result.available
@@ -110,7 +119,14 @@ def test_coordination_reads_the_service_group(conf: cfg.ConfigOpts) -> None:
     def away(with_work: bool = True) -> list[Any]:
         raise exceptions.ServiceUnavailable(reason="etcd is away")
 
+    # the states are database rows: a database outage is the database
+    # check's to report; the group answered, so this check holds
     group.conductors = away
+    result = health.CoordinationCheck(conf, {}).healthcheck(80)
+    assert result.available and "1 conductor(s) alive: c-1" in (result.details or "")
+    assert "whether they are enabled is unknown" in (result.details or "")
+    # the group itself away: this check fails, naming why
+    group.alive = away
     result = health.CoordinationCheck(conf, {}).healthcheck(80)
     assert not result.available and "etcd is away" in (result.details or "")
 
