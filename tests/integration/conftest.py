@@ -225,6 +225,32 @@ def start_inspector(
     return server
 
 
+def module_inspector(name: str) -> Any:
+    """A module's ``inspector`` fixture: one standalone service on the
+    shared Ironic for the module's tests, stopped cleanly after them
+    (``inspector = module_inspector("inspector-rules")``)."""
+
+    @pytest.fixture(scope="module")
+    def inspector(
+        ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[InspectorServer]:
+        server = start_inspector(tmp_path_factory.mktemp(name), ironic)
+        yield server
+        assert server.stop() == 0, server.log_tail()
+
+    return inspector
+
+
+@pytest.fixture
+def rules_client(inspector: InspectorServer) -> "Iterator[Client]":
+    """A client of the module's ``inspector`` that starts and ends each
+    test without stored rules."""
+    client = Client(inspector.url)
+    client.http.delete(client.url + "/v1/rules")
+    yield client
+    client.http.delete(client.url + "/v1/rules")
+
+
 class Client:
     """The inspector's public API, as a client sees it."""
 

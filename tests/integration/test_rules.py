@@ -1,33 +1,21 @@
 """Introspection rules against a real Ironic: the result is read back from it."""
 
 import copy
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from lab.servers.inspector import InspectorServer
-from lab.servers.ironic import IronicServer
-from tests.integration.conftest import Client, Lab, introspect, start_inspector
+from tests.integration.conftest import (
+    Client,
+    Lab,
+    introspect,
+    module_inspector,
+    rules_client,
+)
 
 GiB = 1024**3
 
 
-@pytest.fixture(scope="module")
-def inspector(
-    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[InspectorServer]:
-    server = start_inspector(tmp_path_factory.mktemp("inspector-rules"), ironic)
-    yield server
-    assert server.stop() == 0, server.log_tail()
-
-
-@pytest.fixture
-def client(inspector: InspectorServer) -> Iterator[Client]:
-    client = Client(inspector.url)
-    client.http.delete(client.url + "/v1/rules")
-    yield client
-    client.http.delete(client.url + "/v1/rules")
+inspector = module_inspector("inspector-rules")
+client = rules_client
 
 
 def _rule(client: Client, body: dict[str, Any]) -> None:

@@ -9,15 +9,17 @@ import json
 import pathlib
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from lab.servers.inspector import InspectorServer
-from lab.servers.ironic import IronicServer
 from lab.waiting import wait_until
-from tests.integration.conftest import Client, Lab, introspect, start_inspector
+from tests.integration.conftest import (
+    Client,
+    Lab,
+    introspect,
+    module_inspector,
+    rules_client,
+)
 
 IRONIC_RULES = {"X-OpenStack-Ironic-API-Version": "1.96"}
 """Ironic's inspection rules API (and /v1/continue_inspection) version."""
@@ -33,21 +35,8 @@ NIC_ITEMS = [
 """A loop whose items are templates (Ironic fills them before they run)."""
 
 
-@pytest.fixture(scope="module")
-def inspector(
-    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[InspectorServer]:
-    server = start_inspector(tmp_path_factory.mktemp("inspector-vs-ironic"), ironic)
-    yield server
-    assert server.stop() == 0, server.log_tail()
-
-
-@pytest.fixture
-def client(inspector: InspectorServer) -> Iterator[Client]:
-    client = Client(inspector.url)
-    client.http.delete(client.url + "/v1/rules")
-    yield client
-    client.http.delete(client.url + "/v1/rules")
+inspector = module_inspector("inspector-vs-ironic")
+client = rules_client
 
 
 def _manage(inspector: InspectorServer, *args: str) -> subprocess.CompletedProcess[str]:

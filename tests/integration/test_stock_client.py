@@ -6,26 +6,16 @@ nodes by name and reads fields added in later versions. Everything it does
 must work unchanged.
 """
 
-from collections.abc import Iterator
-
 import ironic_inspector_client
 import pytest
 
 from inspector.api import versions
 from lab.machines.ramdisk import post_continue
 from lab.servers.inspector import InspectorServer
-from lab.servers.ironic import IronicServer
 from lab.waiting import wait_until
-from tests.integration.conftest import Lab, start_inspector
+from tests.integration.conftest import Lab, module_inspector
 
-
-@pytest.fixture(scope="module")
-def inspector(
-    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[InspectorServer]:
-    server = start_inspector(tmp_path_factory.mktemp("stock-client"), ironic)
-    yield server
-    assert server.stop() == 0, server.log_tail()
+inspector = module_inspector("stock-client")
 
 
 @pytest.fixture
