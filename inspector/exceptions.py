@@ -81,6 +81,10 @@ class NoMatch(LookupFailed):
     """Nothing under introspection matches at all (discovery may enroll)."""
 
 
+class BaremetalForbidden(InvalidInput):
+    """Ironic's policy refused this service's user (HTTP 403)."""
+
+
 class Conflict(InspectorError):
     code = 409
     template = "Conflict"

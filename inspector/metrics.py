@@ -71,6 +71,42 @@ HARDWARE_CHANGES = prometheus_client.Counter(
     ["kind"],
 )
 
+FOLLOW_RUNS = prometheus_client.Counter(
+    f"{PREFIX}_follow_runs",
+    "Ironic's own inspections recorded in the hardware history, by how "
+    "they arrived: poll, notification, push.",
+    ["way"],
+)
+
+FOLLOW_SKIPPED = prometheus_client.Counter(
+    f"{PREFIX}_follow_skipped",
+    "Ironic's inspections that could not be recorded, by cause: gone (the "
+    "node was deleted), no_inventory, too_large, not_inventory, refused.",
+    ["cause"],
+)
+
+FOLLOW_ERRORS = prometheus_client.Counter(
+    f"{PREFIX}_follow_errors",
+    "Polls of Ironic that stopped early (Ironic unreachable or failing, a "
+    "policy refusal); the next poll resumes where they stopped.",
+    ["cause"],
+)
+
+FOLLOW_LAST_POLL = prometheus_client.Gauge(
+    f"{PREFIX}_follow_last_poll_timestamp_seconds",
+    "When the last poll of Ironic's node list ended without error (Unix "
+    "time; 0: none yet in this process).",
+    multiprocess_mode="max",
+)
+
+FOLLOW_LAG = prometheus_client.Gauge(
+    f"{PREFIX}_follow_lag_seconds",
+    "How far the history is behind Ironic: seconds between the newest "
+    "inspection Ironic finished and the newest one recorded, as the last "
+    "poll saw them (0: caught up).",
+    multiprocess_mode="max",
+)
+
 LOCKS_BROKEN = prometheus_client.Counter(
     f"{PREFIX}_locks_broken",
     "Node locks of conductors that left the group broken by the leader, "

@@ -75,6 +75,8 @@ def get_history(node_id: str) -> flask.Response:
                     "state": entry.state,
                     "error": entry.error,
                     "changes": entry.changes,
+                    "source": entry.source,
+                    "interface": entry.interface,
                 }
                 for entry in entries
             ]

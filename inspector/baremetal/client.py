@@ -45,6 +45,14 @@ NODE_FIELDS = (
     "inspect_interface",
     "last_error",
 )
+INSPECTED_FIELDS = (
+    "uuid",
+    "name",
+    "inspect_interface",
+    "inspection_started_at",
+    "inspection_finished_at",
+)
+"""What the follower reads of each node (API 1.6+)."""
 PORT_FIELDS = (
     "uuid",
     "address",
@@ -276,6 +284,10 @@ class BaremetalClient:
             return
         if status in RETRIED_STATUSES and not last:
             return
+        if status == 403:
+            raise exceptions.BaremetalForbidden(
+                f"Ironic's policy refused the request to {what} for {target}: {message}"
+            )
         if 400 <= status < 500:
             raise exceptions.InvalidInput(
                 f"Ironic rejected the request to {what} for {target}: {message}"
@@ -354,6 +366,38 @@ class BaremetalClient:
             headers={"X-OpenStack-Ironic-API-Version": INVENTORY_API_VERSION},
         )
         return answer or {}
+
+    def inspected_page(
+        self, limit: int, marker: str | None = None, by_finish: bool = True
+    ) -> list[dict[str, Any]]:
+        """One page of nodes with the fields the follower reads
+        (:data:`INSPECTED_FIELDS`): sorted on ``inspection_finished_at``
+        after the node ``marker`` (Ironic breaks ties itself), else in
+        Ironic's default order (a whole scan's pages, ``marker`` the last
+        node of the page before)."""
+        query: dict[str, Any] = {"fields": ",".join(INSPECTED_FIELDS), "limit": limit}
+        if by_finish:
+            query.update(sort_key="inspection_finished_at", sort_dir="asc")
+        if marker is not None:
+            query["marker"] = marker
+        path = "/v1/nodes?" + urllib.parse.urlencode(query)
+        page = self._call("list inspected nodes", "the node list", "GET", path) or {}
+        return [_pick(node, INSPECTED_FIELDS) for node in page.get("nodes") or []]
+
+    def inspected_node(self, node_uuid: str) -> dict[str, Any]:
+        """One node with the fields the follower reads."""
+        fields = ",".join(INSPECTED_FIELDS)
+        path = f"/v1/nodes/{_quote(node_uuid)}?fields={fields}"
+        return _pick(
+            self._call("get node", node_uuid, "GET", path) or {}, INSPECTED_FIELDS
+        )
+
+    def max_version(self) -> str | None:
+        """Ironic's newest API microversion (``GET /``), None if unsaid."""
+        root = self._call("read API versions", "Ironic", "GET", "/") or {}
+        default = root.get("default_version") or {}
+        version = default.get("version") if isinstance(default, dict) else None
+        return str(version) if version else None
 
     def patch_node(
         self, node_uuid: str, patches: list[dict[str, Any]]

@@ -62,6 +62,8 @@ HISTORY_COLUMNS: tuple[str, ...] = (
     "finished_at",
     "state",
     "changes",
+    "source",
+    "interface",
     "error",
 )
 CHANGE_COLUMNS = ("run", "finished_at", "component", "kind", "field", "before", "after")
@@ -88,6 +90,8 @@ def _history(conf: cfg.ConfigOpts) -> int:
                 "state": e.state,
                 "error": e.error,
                 "changes": e.changes,
+                "source": e.source,
+                "interface": e.interface,
             }
             for e in entries
         ]

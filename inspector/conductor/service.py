@@ -16,6 +16,7 @@ from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
 from inspector.conf import default
 from inspector.db import hardware_runs
+from inspector.follow.poller import Follower
 from inspector.hooks import pipeline
 from inspector.outages import OutageLog
 from inspector.runtime import Runtime
@@ -117,6 +118,16 @@ class ConductorService:
             ),
         ]
         self._pruning = hardware_runs.Pruning()
+        self.follower: Follower | None = None
+        if conf.ironic_follow.enabled:
+            self.follower = Follower(rt)
+            self._periodic.append(
+                PeriodicTask(
+                    "follow-ironic",
+                    lambda: float(conf.ironic_follow.poll_interval),
+                    self._follow,
+                )
+            )
 
     def _cluster_duties(self) -> None:
         """Renew (or try to take) the lead, then look for lost work: all of
@@ -183,6 +194,15 @@ class ConductorService:
         )
         if deleted:
             LOG.info("Pruned %d runs of the hardware history", deleted)
+
+    def _follow(self) -> None:
+        """Ironic's own inspections into the history, by the leader only
+        (a new leader's first poll scans the whole node list)."""
+        assert self.follower is not None
+        if not self.leadership.is_leader():
+            self.follower.reset()
+            return
+        self.follower.poll()
 
     def _timeouts(self) -> None:
         if self.leadership.is_leader():

@@ -20,6 +20,7 @@ from inspector.conf import (
     history,
     inventory,
     ironic,
+    ironic_follow,
     json_rpc,
     libraries,
     mdns,
@@ -66,6 +67,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (inventory.GROUP, inventory.register_opts, inventory.list_opts),
     (rules.GROUP, rules.register_opts, rules.list_opts),
     (redfish.GROUP, redfish.register_opts, redfish.list_opts),
+    (ironic_follow.GROUP, ironic_follow.register_opts, ironic_follow.list_opts),
 ]
 
 

@@ -239,6 +239,7 @@ _CHANGED_RUNS = (
         _RUNS.c.finished_at,
         _RUNS.c.change_count,
         _RUNS.c.changes,
+        _RUNS.c.source,
     )
     .where(_RUNS.c.change_count > 0)
     .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
@@ -265,7 +266,8 @@ def newest_first(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` runs of the whole fleet that changed something:
-    ``{"run", "uuid", "name", "finished_at", "change_count", "changes"}``.
+    ``{"run", "uuid", "name", "finished_at", "change_count", "changes",
+    "source"}``.
 
     Walks the runs newest first through their ``finished_at`` index and
     stops at ``limit`` (runs without changes are skipped on the way).
@@ -283,6 +285,7 @@ def _run_changes(row: Any) -> dict[str, Any]:
         "finished_at": _fact_value(row.finished_at),
         "change_count": row.change_count,
         "changes": json.loads(row.changes) if row.changes else [],
+        "source": row.source,
     }
 
 

@@ -48,6 +48,15 @@ class Run:
     """How many components changed."""
     links: list[dict[str, Any]] | None = None
     facts: dict[str, Any] = dataclasses.field(default_factory=dict)
+    source: str = "inspector"
+    """Who inspected (:data:`SOURCES`)."""
+    interface: str | None = None
+    """Ironic's inspect interface, for a run whose source is ``ironic``."""
+
+
+SOURCES = ("inspector", "ironic", "upstream")
+"""A run's ``source``: this service's introspection (or reapply), Ironic's
+own inspection (followed), or ironic-inspector 12.x's stored data (imported)."""
 
 
 def new_run(node_uuid: str) -> Run:
@@ -67,6 +76,8 @@ class HistoryEntry:
     state: str
     error: str | None
     changes: int
+    source: str
+    interface: str | None
 
 
 def _dumps(value: Any) -> str | None:
@@ -100,6 +111,8 @@ def insert(
             "changes": json.dumps(changes, sort_keys=True),
             "change_count": run.change_count,
             "links": _dumps(run.links),
+            "source": run.source,
+            "interface": run.interface,
             **facts,
         },
     )
@@ -176,7 +189,16 @@ def history(
     :raises InvalidInput: ``marker`` is not a run of ``node``.
     """
     t = _TABLE.c
-    columns = [t.run, t.started_at, t.finished_at, t.state, t.error, t.change_count]
+    columns = [
+        t.run,
+        t.started_at,
+        t.finished_at,
+        t.state,
+        t.error,
+        t.change_count,
+        t.source,
+        t.interface,
+    ]
     with db.connect() as conn:
         rows = conn.execute(_newest_first(conn, columns, node, marker).limit(limit))
         return [HistoryEntry(*row) for row in rows]

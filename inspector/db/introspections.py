@@ -250,6 +250,18 @@ def enroll(
     return record_of(row)
 
 
+def locked(conn: sa.Connection, uuid: str) -> Any:
+    """The row of ``uuid`` read for update within the caller's
+    transaction; None when there is none."""
+    return conn.execute(_LOCK_BY_UUID, {"uuid": uuid}).first()
+
+
+def insert(conn: sa.Connection, values: dict[str, Any]) -> Any:
+    """Insert a whole row within the caller's transaction (the row as
+    written)."""
+    return _insert(conn, values)
+
+
 def _insert(conn: sa.Connection, values: dict[str, Any]) -> Any:
     """Insert the row of ``values``; the row as written (the database
     returns it where it can, as for :func:`compare_and_swap`)."""

@@ -27,7 +27,7 @@ VERSION_TABLE = "ironic_inspector_alembic_version"
 """Our own name for alembic's version table: a database shared with another
 alembic-managed service keeps its ``alembic_version`` to itself."""
 
-HEAD = "0011"
+HEAD = "0012"
 """The newest revision in ``migrations/versions``, which a new migration
 moves on (``tests/unit/db/test_migration.py`` fails until it does)."""
 

@@ -90,6 +90,31 @@ class Introspection(Base):
     )
 
 
+class IronicInspection(Base):
+    """The last inspection Ironic made of a node that the history recorded
+    (or skipped, with ``run`` NULL): what the follower compares Ironic's
+    ``inspection_started_at`` / ``inspection_finished_at`` with, so one
+    inspection is recorded once, whichever way it arrived (a poll, a
+    notification, the hook's push) and across restarts and leaders."""
+
+    __tablename__ = "ironic_inspections"
+
+    node_uuid: Mapped[str] = mapped_column(String(36), primary_key=True)
+    started_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """Ironic's ``inspection_started_at`` of that inspection (a push is
+    recorded before Ironic sets the finish)."""
+    finished_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """Ironic's ``inspection_finished_at`` (NULL: pushed, not finished yet)."""
+    run: Mapped[str | None] = mapped_column(String(36))
+    """The run recorded for it; NULL when it could not be (no inventory)."""
+    recorded_at: Mapped[datetime.datetime] = mapped_column(DateTime, nullable=False)
+
+    __table_args__ = (
+        # the poll's marker: the newest inspection recorded
+        Index("ironic_inspections_finished_idx", "finished_at", "node_uuid"),
+    )
+
+
 class Lease(Base):
     """A named, expiring hold shared by every process of the deployment.
 
@@ -289,6 +314,14 @@ class HardwareRun(Base):
     product: Mapped[str | None] = mapped_column(String(255))
     serial: Mapped[str | None] = mapped_column(String(255))
     bios_version: Mapped[str | None] = mapped_column(String(255))
+    source: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="inspector", server_default="inspector"
+    )
+    """Who inspected: ``inspector`` (this service), ``ironic`` (Ironic's own
+    inspection, followed), ``upstream`` (imported from ironic-inspector)."""
+    interface: Mapped[str | None] = mapped_column(String(32))
+    """The Ironic inspect interface of a run whose source is ``ironic``
+    (``agent``, ``redfish``...)."""
 
     __table_args__ = (
         # a node's history, newest first, paged by (finished_at, run)

@@ -68,8 +68,26 @@ class HistoryCommand(_NodeLister):
     """List a node's introspection runs, newest first (API 1.23)."""
 
     WHAT = "history"
-    COLUMNS = ("UUID", "Started at", "Finished at", "State", "Changes", "Error")
-    FIELDS = ("uuid", "started_at", "finished_at", "state", "changes", "error")
+    COLUMNS = (
+        "UUID",
+        "Started at",
+        "Finished at",
+        "State",
+        "Changes",
+        "Source",
+        "Interface",
+        "Error",
+    )
+    FIELDS = (
+        "uuid",
+        "started_at",
+        "finished_at",
+        "state",
+        "changes",
+        "source",
+        "interface",
+        "error",
+    )
 
 
 class ChangesCommand(_NodeLister):

@@ -93,9 +93,20 @@ def test_history_and_changes_of_a_swapped_disk_and_less_memory(
     assert [h["changes"] for h in history] == [3, 0]  # two disks, memory
     assert history[0]["finished_at"] > history[1]["finished_at"]
     assert all(
-        set(h) == {"uuid", "started_at", "finished_at", "state", "error", "changes"}
+        set(h)
+        == {
+            "uuid",
+            "started_at",
+            "finished_at",
+            "state",
+            "error",
+            "changes",
+            "source",
+            "interface",
+        }
         for h in history
     )
+    assert {(h["source"], h["interface"]) for h in history} == {("inspector", None)}
     changes = _get(service, f"/v1/introspection/{uuid}/changes")["changes"]
     summary = sorted((c["component"], c["kind"], c["field"]) for c in changes)
     assert summary == [

@@ -103,6 +103,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # the hardware record reads the data as the hooks leave it (and decodes
     # raw LLDP with the hooks' decoder when lldp_basic is off)
     "history": frozenset({"hooks"}),
+    # following Ironic's own inspections (issue 47): Ironic's stored data
+    # read as a run of the history and recorded; the leader's periodic
+    # task (conductor) and the push endpoint (api) call it
+    "follow": frozenset({"db", "baremetal", "history"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
     "intake": frozenset(
@@ -132,6 +136,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "history",
             # the out-of-band start step (issue 33)
             "redfish",
+            # the leader follows Ironic's own inspections (issue 47)
+            "follow",
         }
     ),
     # the client side of the RPC API: the API process loads it, so it

@@ -1,0 +1,349 @@
+"""Following Ironic's own inspections by polling its node list.
+
+A poll reads one page of nodes sorted on ``inspection_finished_at`` after
+the node of the newest inspection recorded (the marker), so a poll with
+nothing new costs Ironic one short query; each node whose finish moved
+costs one inventory read and one transaction (:func:`followed.record`).
+The marker is checked first (one node read): a marker node inspected
+again since would hide what finished between, so the next newest is
+tried, and a whole scan made when none holds. A whole scan (every node,
+the needed fields only) is made at the first poll of a process or lead
+and every ``[ironic_follow]full_scan_interval``.
+
+Nodes are handled in the order they finished; a poll stops at the first
+failure that may pass (Ironic away, a policy refusal) so the marker
+never moves past an inspection not yet recorded; failures that will not
+pass (the node deleted, no inventory, not an inventory) are marked as
+seen with one log line each, so they never stop the follower.
+"""
+
+import dataclasses
+import datetime
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from inspector import exceptions, metrics
+from inspector.db import followed
+from inspector.follow import observe
+from inspector.outages import OutageLog
+from inspector.runtime import Runtime
+
+LOG = logging.getLogger(__name__)
+
+INVENTORY_VERSION = (1, 81)
+"""The node inventory endpoint's microversion."""
+MARKER_TRIES = 3
+"""Recorded inspections tried as the marker before a whole scan."""
+INSPECTOR_INTERFACE = "inspector"
+"""Nodes Ironic inspects by calling this service: recorded as ours."""
+
+
+def parse_time(value: Any) -> datetime.datetime | None:
+    """Ironic's ISO 8601 time as a naive UTC datetime (as stored)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is not None:
+        when = when.astimezone(datetime.UTC).replace(tzinfo=None)
+    return when
+
+
+def inspection_of(node: dict[str, Any]) -> followed.Inspection | None:
+    """The inspection Ironic's ``node`` shows as finished; None if none."""
+    finished = parse_time(node.get("inspection_finished_at"))
+    if finished is None:
+        return None
+    started = parse_time(node.get("inspection_started_at"))
+    return followed.Inspection(str(node["uuid"]), started, finished)
+
+
+class Stop(Exception):
+    """The poll stops here; the next one resumes (logged by the caller)."""
+
+    def __init__(self, cause: str, message: str) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+@dataclasses.dataclass
+class PollReport:
+    """What one poll did."""
+
+    full: bool = False
+    listed: int = 0
+    recorded: int = 0
+    known: int = 0
+    skipped: int = 0
+
+
+class Follower:
+    """The follower of one process (the standalone one or the leader)."""
+
+    def __init__(
+        self, rt: Runtime, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rt = rt
+        self._clock = clock
+        self._full_at: float | None = None
+        """When the last whole scan ended (None: none since the lead)."""
+        self._version_ok = False
+        self.refused: str | None = None
+        """Why this Ironic cannot be followed (too old): polls stop."""
+        self._outage = OutageLog(LOG, "Following Ironic's inspections")
+
+    def reset(self) -> None:
+        """The lead was lost or taken: the next poll scans everything."""
+        self._full_at = None
+
+    # the poll
+
+    def poll(self) -> PollReport | None:
+        """One poll, logged; None when it stopped early or is refused."""
+        if self.refused is not None:
+            return None
+        try:
+            report = self.poll_once()
+        except Stop as exc:
+            metrics.FOLLOW_ERRORS.labels(exc.cause).inc()
+            self._outage.failed(str(exc))
+            return None
+        except exceptions.DatabaseUnavailable as exc:
+            metrics.FOLLOW_ERRORS.labels("database").inc()
+            self._outage.failed(f"the database is unreachable: {exc.reason}")
+            return None
+        self._outage.ok()
+        metrics.FOLLOW_LAST_POLL.set(time.time())
+        if report.recorded or report.skipped:
+            LOG.info(
+                "Followed Ironic (%s): %d inspections recorded, %d skipped, "
+                "%d nodes listed",
+                "whole scan" if report.full else "poll",
+                report.recorded,
+                report.skipped,
+                report.listed,
+            )
+        return report
+
+    def poll_once(self) -> PollReport:
+        """One poll; :class:`Stop` where it stopped.
+
+        :raises Stop: Ironic is away, failing or refusing.
+        """
+        self._check_version()
+        conf = self.rt.conf.ironic_follow
+        now = self._clock()
+        interval = conf.full_scan_interval
+        full = self._full_at is None or (0 < interval <= now - self._full_at)
+        nodes: list[dict[str, Any]] | None = None
+        if not full:
+            nodes = self._after_marker()
+            full = nodes is None
+        if nodes is None:
+            nodes = self._whole_list()
+        report = PollReport(full=full, listed=len(nodes))
+        self._handle(nodes, report)
+        if full:
+            self._full_at = self._clock()
+        return report
+
+    def _check_version(self) -> None:
+        if self._version_ok:
+            return
+        version = self._call(self.rt.baremetal.max_version)
+        if version is not None:
+            major, _dot, minor = version.partition(".")
+            if (int(major), int(minor or 0)) < INVENTORY_VERSION:
+                self.refused = (
+                    f"Ironic's API goes up to {version}: following its "
+                    "inspections needs 1.81 (the node inventory, Ironic 22.1 "
+                    "and later); [ironic_follow]enabled has no effect"
+                )
+                LOG.error("%s", self.refused)
+                raise Stop("too_old", self.refused)
+        self._version_ok = True
+
+    def _call(self, func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """An Ironic call whose failure stops the poll."""
+        try:
+            return func(*args, **kwargs)
+        except exceptions.BaremetalForbidden as exc:
+            raise Stop(
+                "refused",
+                f"{exc}: this service's Ironic user needs to list nodes and "
+                "read their inventory (Ironic's policies baremetal:node:list "
+                "and baremetal:node:inventory:get; a system-scoped reader, "
+                "or the service role, has both)",
+            ) from exc
+        except exceptions.BaremetalError as exc:
+            raise Stop(
+                "unreachable", f"Ironic is unreachable or failing: {exc}"
+            ) from exc
+
+    def _after_marker(self) -> list[dict[str, Any]] | None:
+        """The nodes that finished after the newest recorded inspection
+        whose node still shows it; None: no such marker (scan whole)."""
+        client = self.rt.baremetal
+        size = self.rt.conf.ironic_follow.page_size
+        for candidate in followed.newest(self.rt.db, MARKER_TRIES):
+            try:
+                node = self._call(client.inspected_node, candidate.node_uuid)
+            except exceptions.NotFound:
+                continue  # deleted: another marker
+            if parse_time(node.get("inspection_finished_at")) != candidate.finished_at:
+                continue  # inspected again since: it would hide the ones between
+            return self._pages(
+                lambda marker: client.inspected_page(size, marker),
+                candidate.node_uuid,
+                sorted_on_finish=True,
+            )
+        return None
+
+    def _whole_list(self) -> list[dict[str, Any]]:
+        client = self.rt.baremetal
+        size = self.rt.conf.ironic_follow.page_size
+        return self._pages(
+            lambda marker: client.inspected_page(size, marker, by_finish=False), None
+        )
+
+    def _pages(
+        self,
+        page: Callable[[str | None], list[dict[str, Any]]],
+        marker: str | None,
+        sorted_on_finish: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Every page after ``marker``; sorted on the finish, the pages end
+        at the first node never inspected (a PostgreSQL Ironic sorts those
+        last, and there may be thousands)."""
+        size = self.rt.conf.ironic_follow.page_size
+        nodes: list[dict[str, Any]] = []
+        while True:
+            found = self._call(page, marker)
+            nodes += found
+            if len(found) < size:
+                return nodes
+            if sorted_on_finish and not found[-1].get("inspection_finished_at"):
+                return nodes
+            marker = found[-1]["uuid"]
+
+    # each node
+
+    def _handle(self, nodes: list[dict[str, Any]], report: PollReport) -> None:
+        inspected = []
+        for node in nodes:
+            if node.get("inspect_interface") == INSPECTOR_INTERFACE:
+                continue
+            inspection = inspection_of(node)
+            if inspection is not None:
+                inspected.append((inspection, node))
+        inspected.sort(key=lambda pair: (pair[0].finished_at, pair[0].node_uuid))
+        if report.full:
+            seen = followed.seen_all(self.rt.db)
+        else:
+            seen = followed.seen(self.rt.db, [i.node_uuid for i, _n in inspected])
+        newest_ironic = inspected[-1][0].finished_at if inspected else None
+        for inspection, node in inspected:
+            known = seen.get(inspection.node_uuid)
+            if known is not None and self._already(inspection, known):
+                report.known += 1
+                continue
+            if self.record(node, inspection, "poll"):
+                report.recorded += 1
+            else:
+                report.skipped += 1
+        self._lag(newest_ironic)
+
+    def _already(
+        self, inspection: followed.Inspection, known: followed.Inspection
+    ) -> bool:
+        """Whether ``inspection`` is the one recorded (or older)."""
+        if known.finished_at is None and inspection.same_as(known):
+            followed.finish_pushed(self.rt.db, inspection)  # a push's, now ended
+            return True
+        if inspection.same_as(known):
+            return True
+        assert inspection.finished_at is not None
+        return (
+            known.finished_at is not None and inspection.finished_at < known.finished_at
+        )
+
+    def _lag(self, newest_ironic: datetime.datetime | None) -> None:
+        recorded = followed.newest(self.rt.db, 1)
+        if newest_ironic is None or not recorded or recorded[0].finished_at is None:
+            metrics.FOLLOW_LAG.set(0)
+            return
+        behind = (newest_ironic - recorded[0].finished_at).total_seconds()
+        metrics.FOLLOW_LAG.set(max(0.0, behind))
+
+    def record(
+        self, node: dict[str, Any], inspection: followed.Inspection, way: str
+    ) -> bool:
+        """Read ``node``'s inventory and record ``inspection``; True if a
+        run was recorded, False if it was skipped (logged) or known.
+
+        :raises Stop: Ironic is away, failing or refusing.
+        """
+        uuid, name = inspection.node_uuid, node.get("name")
+        what = f"Node {uuid} ({name or 'no name'})"
+        try:
+            answer = self._call(self.rt.baremetal.get_inventory, uuid)
+        except exceptions.NotFound as exc:
+            if self._gone(uuid):
+                return self._skip(inspection, "gone", f"{what} was deleted from Ironic")
+            return self._skip(
+                inspection,
+                "no_inventory",
+                f"{what}: Ironic keeps no inventory of its inspection ({exc}); "
+                "is Ironic's [inventory]data_backend 'none'?",
+            )
+        except exceptions.InvalidInput as exc:
+            return self._skip(inspection, "not_inventory", f"{what}: {exc}")
+        size = len(json.dumps(answer))
+        limit = self.rt.conf.ironic_follow.max_inventory_size
+        if size > limit:
+            return self._skip(
+                inspection,
+                "too_large",
+                f"{what}: the inventory Ironic stored is {size} bytes, more "
+                f"than [ironic_follow]max_inventory_size ({limit})",
+            )
+        try:
+            data = observe.as_processed(
+                answer.get("inventory"), answer.get("plugin_data")
+            )
+        except exceptions.InvalidInput as exc:
+            return self._skip(inspection, "not_inventory", f"{what}: {exc}")
+        run = observe.run_of(
+            self.rt.db, node, data, "ironic", node.get("inspect_interface")
+        )
+        if not followed.record(self.rt.db, inspection, run):
+            return False
+        metrics.FOLLOW_RUNS.labels(way).inc()
+        LOG.info(
+            "%s: Ironic's inspection (%s) finished at %s recorded as run %s",
+            what,
+            node.get("inspect_interface") or "unknown interface",
+            inspection.finished_at.isoformat() if inspection.finished_at else "-",
+            run.run,
+        )
+        return True
+
+    def _gone(self, uuid: str) -> bool:
+        """Whether the node is no longer in Ironic (its inventory's 404
+        says the same for a deleted node and a missing inventory)."""
+        try:
+            self._call(self.rt.baremetal.inspected_node, uuid)
+        except exceptions.NotFound:
+            return True
+        return False
+
+    def _skip(self, inspection: followed.Inspection, cause: str, message: str) -> bool:
+        metrics.FOLLOW_SKIPPED.labels(cause).inc()
+        if followed.skip(self.rt.db, inspection):
+            LOG.warning("%s: not recorded in the hardware history", message)
+        return False
