@@ -229,3 +229,49 @@ def record(db: Database, inspection: Inspection, run: hardware_runs.Run) -> bool
         inspection.finished_at,
     )
     return False
+
+
+_POLLS = cast(sa.Table, models.IronicFollowPoll.__table__)
+
+
+@dataclasses.dataclass(frozen=True)
+class PollState:
+    """The follower's last poll, as ``/metrics`` shows it."""
+
+    host: str
+    polled_at: datetime.datetime | None
+    failed_at: datetime.datetime | None
+    error: str | None
+    lag: float | None
+
+
+def note_poll(
+    db: Database,
+    host: str,
+    error: str | None = None,
+    lag: float | None = None,
+) -> None:
+    """The poll just made by ``host``: ended (``error`` None, with its
+    ``lag``) or stopped early with ``error``. Best effort: a database
+    outage is the poll's own failure, logged by the caller."""
+    now = utcnow()
+    values: dict[str, Any] = {"host": host}
+    if error is None:
+        values.update(polled_at=now, failed_at=None, error=None, lag=lag)
+    else:
+        values.update(failed_at=now, error=error[:2000])
+    with db.begin() as conn:
+        changed = conn.execute(
+            sa.update(_POLLS).where(_POLLS.c.name == "poll").values(values)
+        ).rowcount
+        if not changed:
+            conn.execute(sa.insert(_POLLS), {"name": "poll", **values})
+
+
+def poll_state(db: Database) -> PollState | None:
+    """The last poll noted; None when the follower never polled."""
+    with db.connect() as conn:
+        row = conn.execute(sa.select(_POLLS).where(_POLLS.c.name == "poll")).first()
+    if row is None:
+        return None
+    return PollState(row.host, row.polled_at, row.failed_at, row.error, row.lag)

@@ -7,6 +7,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -113,6 +114,25 @@ class IronicInspection(Base):
         # the poll's marker: the newest inspection recorded
         Index("ironic_inspections_finished_idx", "finished_at", "node_uuid"),
     )
+
+
+class IronicFollowPoll(Base):
+    """The follower's last poll, one row per way (``poll``): written by the
+    process that polled (the standalone one or the leader), read by every
+    API process's ``/metrics``."""
+
+    __tablename__ = "ironic_follow_polls"
+
+    name: Mapped[str] = mapped_column(String(16), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), nullable=False)
+    polled_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """The last poll that ended (NULL: none yet)."""
+    failed_at: Mapped[datetime.datetime | None] = mapped_column(DateTime)
+    """The last poll that stopped early (NULL: none since one ended)."""
+    error: Mapped[str | None] = mapped_column(Text)
+    lag: Mapped[float | None] = mapped_column(Float)
+    """Seconds between Ironic's newest finished inspection and the newest
+    recorded, at the last poll."""
 
 
 class Lease(Base):

@@ -80,6 +80,8 @@ class PollReport:
     recorded: int = 0
     known: int = 0
     skipped: int = 0
+    lag: float | None = None
+    """Seconds Ironic's newest finish is ahead of the newest recorded."""
 
 
 class Follower:
@@ -104,7 +106,8 @@ class Follower:
     # the poll
 
     def poll(self) -> PollReport | None:
-        """One poll, logged; None when it stopped early or is refused."""
+        """One poll, logged and noted (:func:`followed.note_poll`); None
+        when it stopped early or is refused."""
         if self.refused is not None:
             return None
         try:
@@ -112,6 +115,7 @@ class Follower:
         except Stop as exc:
             metrics.FOLLOW_ERRORS.labels(exc.cause).inc()
             self._outage.failed(str(exc))
+            self._note(str(exc))
             return None
         except exceptions.DatabaseUnavailable as exc:
             metrics.FOLLOW_ERRORS.labels("database").inc()
@@ -119,6 +123,7 @@ class Follower:
             return None
         self._outage.ok()
         metrics.FOLLOW_LAST_POLL.set(time.time())
+        self._note(None, report.lag)
         if report.recorded or report.skipped:
             LOG.info(
                 "Followed Ironic (%s): %d inspections recorded, %d skipped, "
@@ -129,6 +134,12 @@ class Follower:
                 report.listed,
             )
         return report
+
+    def _note(self, error: str | None, lag: float | None = None) -> None:
+        try:
+            followed.note_poll(self.rt.db, self.rt.conf.host, error, lag)
+        except exceptions.DatabaseUnavailable as exc:
+            LOG.debug("The follower's poll was not noted: %s", exc.reason)
 
     def poll_once(self) -> PollReport:
         """One poll; :class:`Stop` where it stopped.
@@ -256,7 +267,7 @@ class Follower:
                 report.recorded += 1
             else:
                 report.skipped += 1
-        self._lag(newest_ironic)
+        report.lag = self._lag(newest_ironic)
 
     def _already(
         self, inspection: followed.Inspection, known: followed.Inspection
@@ -272,13 +283,14 @@ class Follower:
             known.finished_at is not None and inspection.finished_at < known.finished_at
         )
 
-    def _lag(self, newest_ironic: datetime.datetime | None) -> None:
+    def _lag(self, newest_ironic: datetime.datetime | None) -> float:
         recorded = followed.newest(self.rt.db, 1)
         if newest_ironic is None or not recorded or recorded[0].finished_at is None:
-            metrics.FOLLOW_LAG.set(0)
-            return
-        behind = (newest_ironic - recorded[0].finished_at).total_seconds()
-        metrics.FOLLOW_LAG.set(max(0.0, behind))
+            behind = 0.0
+        else:
+            behind = max(0.0, (newest_ironic - recorded[0].finished_at).total_seconds())
+        metrics.FOLLOW_LAG.set(behind)
+        return behind
 
     def record(
         self, node: dict[str, Any], inspection: followed.Inspection, way: str

@@ -334,3 +334,25 @@ def test_a_node_introspected_by_us_compares_with_our_run(
     running = introspections.get(rt.db, A)
     assert running.state == states.STARTING  # ours is left alone
     assert row.hardware_run == first
+
+
+def test_each_poll_is_noted_for_metrics(rt: Runtime, ironic: FakeIronic) -> None:
+    ironic.add(A, 10)
+    follower = Follower(rt, Clock())
+    assert followed.poll_state(rt.db) is None
+
+    follower.poll()
+    state = followed.poll_state(rt.db)
+    assert state is not None and state.host == "c1"
+    assert state.polled_at is not None and state.error is None and state.lag == 0
+
+    ironic.fail["inspected_node"] = exceptions.BaremetalError("Ironic answered 503")
+    assert follower.poll() is None
+    failed = followed.poll_state(rt.db)
+    assert failed is not None and failed.polled_at == state.polled_at
+    assert failed.failed_at is not None and "503" in (failed.error or "")
+
+    del ironic.fail["inspected_node"]
+    follower.poll()
+    again = followed.poll_state(rt.db)
+    assert again is not None and again.error is None and again.failed_at is None

@@ -1,5 +1,6 @@
 """Following Ironic's own inspections: where a run came from, and the last
-inspection of each node Ironic made that the history recorded
+inspection of each node Ironic made that the history recorded, and the
+follower's last poll
 
 Revision ID: 0012
 Revises: 0011
@@ -40,9 +41,19 @@ def upgrade() -> None:
         "ironic_inspections",
         ["finished_at", "node_uuid"],
     )
+    op.create_table(
+        "ironic_follow_polls",
+        sa.Column("name", sa.String(16), primary_key=True),
+        sa.Column("host", sa.String(255), nullable=False),
+        sa.Column("polled_at", sa.DateTime(), nullable=True),
+        sa.Column("failed_at", sa.DateTime(), nullable=True),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("lag", sa.Float(), nullable=True),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("ironic_follow_polls")
     op.drop_index("ironic_inspections_finished_idx", "ironic_inspections")
     op.drop_table("ironic_inspections")
     with op.batch_alter_table("hardware_runs") as batch_op:
