@@ -68,8 +68,16 @@ class IronicServer(ServerProcess):
         host: str = "127.0.0.1",
         database_url: str | None = None,
         api_workers: int = 2,
+        extra_config: dict[str, dict[str, str]] | None = None,
+        python_path: list[pathlib.Path] | None = None,
     ) -> None:
+        """``extra_config``: more options by section (written after the
+        lab's, so they win); ``python_path``: directories put on Ironic's
+        ``PYTHONPATH`` (a package installed there with ``pip --target``,
+        its entry points found as if installed in Ironic's venv)."""
         super().__init__(work_dir, "ironic.log", port, "ironic.stdout")
+        self.extra_config = extra_config or {}
+        self.python_path = python_path or []
         self.cache_dir = pathlib.Path(cache_dir)
         self.host = host
         self.database_url = database_url
@@ -137,6 +145,9 @@ class IronicServer(ServerProcess):
             "host_ip = 127.0.0.1",
             f"port = {loopback.free_port()}",
         ]
+        for section, options in self.extra_config.items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {value}" for key, value in options.items()]
         self.config_file.write_text("\n".join(lines) + "\n")
 
     def set_policy(self, rules: dict[str, str]) -> None:
@@ -165,7 +176,11 @@ class IronicServer(ServerProcess):
                 f'"{bindir}/ironic-api" --config-file "{config}" & '
                 f'"{bindir}/ironic-conductor" --config-file "{config}" & wait',
             ]
-        self._spawn(command, session=True)
+        env = None
+        if self.python_path:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(str(p) for p in self.python_path)
+        self._spawn(command, env=env, session=True)
         self._await(
             lambda: loopback.answers_http(self.url + "/v1"),
             timeout,
