@@ -16,6 +16,7 @@ from inspector.conductor.periodic import PeriodicTask
 from inspector.conductor.rpcapi import TOPIC
 from inspector.conf import default
 from inspector.db import hardware_runs
+from inspector.follow.notified import Listener
 from inspector.follow.poller import Follower
 from inspector.hooks import pipeline
 from inspector.outages import OutageLog
@@ -119,8 +120,11 @@ class ConductorService:
         ]
         self._pruning = hardware_runs.Pruning()
         self.follower: Follower | None = None
+        self._listener: Listener | None = None
         if conf.ironic_follow.enabled:
             self.follower = Follower(rt)
+            if conf.ironic_follow.notifications:
+                self._listener = Listener(conf, self.follower)
             self._periodic.append(
                 PeriodicTask(
                     "follow-ironic",
@@ -213,6 +217,8 @@ class ConductorService:
         self._cluster_duties()  # at once: work this host lost in a restart
         for task in self._periodic:
             task.start()
+        if self._listener is not None:
+            self._listener.start()
         LOG.info("Conductor %s takes casts", self.rt.conf.host)
 
     def stop(self, timeout: float | None = None, grace: float = 0.0) -> dict[str, str]:
@@ -231,6 +237,8 @@ class ConductorService:
         started = time.monotonic()
         for task in self._periodic:
             task.stop()
+        if self._listener is not None:
+            self._listener.stop()
         self.leadership.resign()  # another conductor leads at once
         self.manager.draining = True
         # the JSON-RPC endpoint answers "stopping" until the end (the API

@@ -4,6 +4,8 @@ history and the fleet view."""
 
 from oslo_config import cfg
 
+from inspector import exceptions
+
 GROUP = "ironic_follow"
 
 OPTS: list[cfg.Opt] = [
@@ -87,3 +89,40 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 
 def list_opts() -> list[cfg.Opt]:
     return OPTS
+
+
+def notification_url(conf: cfg.ConfigOpts) -> str:
+    """The URL the notification listener opens: oslo.messaging's
+    [oslo_messaging_notifications]transport_url, else
+    [DEFAULT]transport_url (registering its options if needed)."""
+    from oslo_messaging import opts as messaging_opts
+
+    from inspector.conf import shape
+
+    for group, options in messaging_opts.list_opts():
+        if group == "oslo_messaging_notifications":
+            conf.register_opts(options, group=group)
+    url = conf.oslo_messaging_notifications.transport_url
+    return str(url or shape.transport_url(conf))
+
+
+def check(conf: cfg.ConfigOpts) -> None:
+    """Refuse [ironic_follow]notifications without a broker to listen to.
+
+    :raises ConfigError: naming the option to set.
+    """
+    if not (conf.ironic_follow.enabled and conf.ironic_follow.notifications):
+        return
+    url = notification_url(conf)
+    # "rabbit://", oslo.messaging's default, names no broker (a guest on
+    # this host): as good as unset
+    if not url or url.startswith("fake:") or url == "rabbit://":
+        raise exceptions.ConfigError(
+            "Invalid configuration: [ironic_follow]notifications listens to "
+            "Ironic's notifications on its message broker: set "
+            "[oslo_messaging_notifications]transport_url to the broker Ironic "
+            "notifies (the URL of Ironic's own [oslo_messaging_notifications]"
+            "transport_url, or its [DEFAULT]transport_url), or turn "
+            "notifications off (polling alone records every inspection, "
+            "within [ironic_follow]poll_interval)"
+        )

@@ -283,6 +283,29 @@ class Follower:
             known.finished_at is not None and inspection.finished_at < known.finished_at
         )
 
+    def record_notified(self, uuid: str) -> bool:
+        """Record the inspection of ``uuid`` a notification says ended
+        (read again from Ironic); True if a run was recorded.
+
+        :raises Stop: Ironic is away, failing or refusing.
+        """
+        if self.refused is not None:
+            return False
+        self._check_version()
+        try:
+            node = self._call(self.rt.baremetal.inspected_node, uuid)
+        except exceptions.NotFound:
+            return False  # deleted since: nothing to read
+        if node.get("inspect_interface") == INSPECTOR_INTERFACE:
+            return False
+        inspection = inspection_of(node)
+        if inspection is None:
+            return False
+        known = followed.seen(self.rt.db, [uuid]).get(uuid)
+        if known is not None and self._already(inspection, known):
+            return False
+        return self.record(node, inspection, "notification")
+
     def _lag(self, newest_ironic: datetime.datetime | None) -> float:
         recorded = followed.newest(self.rt.db, 1)
         if newest_ironic is None or not recorded or recorded[0].finished_at is None:

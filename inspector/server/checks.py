@@ -15,7 +15,7 @@ import logging
 from oslo_config import cfg
 
 from inspector import exceptions
-from inspector.conf import opts, pxe_filter, shape
+from inspector.conf import ironic_follow, opts, pxe_filter, shape
 
 LOG = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ def standalone(conf: cfg.ConfigOpts) -> None:
         )
     _ramdisk_logs(conf)
     _expected_cabling(conf)
+    ironic_follow.check(conf)
     if conf.pxe_filter.driver in FILTERING:
         _pxe_backend(conf)
 
@@ -62,6 +63,7 @@ def conductor(conf: cfg.ConfigOpts) -> None:
         )
     _ramdisk_logs(conf)
     shape.check_split(conf)
+    ironic_follow.check(conf)
 
 
 def api(conf: cfg.ConfigOpts) -> None:
