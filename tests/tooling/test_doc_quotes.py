@@ -36,3 +36,41 @@ def test_api_guide_quotes_the_newest_api_version() -> None:
     assert f"No version header: {NEWEST} (the newest)" in text
     assert f"supported range is 1.0 to {NEWEST}" in text
     assert f"Maximum-Version: {NEWEST}" in text
+
+
+ROLES = {
+    "rule:public_api": "public",
+    "rule:reader_or_more": "reader, admin, service",
+    "rule:admin_or_service": "admin, service",
+    "rule:is_admin": "admin",
+}
+"""How doc/security.md's table says who a default lets in."""
+
+
+def _policy_table() -> dict[str, str]:
+    """doc/security.md's policy table: each rule's default as it says it
+    (``:rule:delete`` in a cell continues the cell's first name)."""
+    table: dict[str, str] = {}
+    for line in _section(ROOT / "doc" / "security.md", "## Policy").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3 or not cells[0].startswith("`"):
+            continue
+        names = re.findall(r"`([^`]+)`", cells[0])
+        first = names[0]
+        for name in names:
+            if name.startswith(":"):
+                name = first.split(":", 1)[0] + name
+            table[name] = cells[1]
+    return table
+
+
+def test_security_guide_lists_every_policy_with_its_default() -> None:
+    table = _policy_table()
+    rules = {
+        rule.name: rule.check_str
+        for rule in policies.list_rules()
+        if hasattr(rule, "operations")  # the API's, not the building blocks
+    }
+    assert set(table) == set(rules), "doc/security.md's policy table differs"
+    for name, check in rules.items():
+        assert table[name] == ROLES[check], name
