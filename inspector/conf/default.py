@@ -70,8 +70,10 @@ OPTS = [
     cfg.StrOpt(
         "host",
         default=socket.gethostname(),
-        sample_default="localhost",
-        help="Name of this service host; must be unique among conductors.",
+        sample_default="<the machine's host name>",
+        help="Name of this service host; must be unique among conductors. "
+        "Defaults to the machine's host name (as the hostname command "
+        "prints it, not the FQDN).",
     ),
     cfg.HostAddressOpt(
         "listen_address",

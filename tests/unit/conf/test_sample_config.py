@@ -61,3 +61,17 @@ def test_config_reference_check_flags_a_stale_file(tmp_path: pathlib.Path) -> No
     assert reference.main([str(stale), "--check"]) == 1
     assert reference.main([str(stale)]) == 0
     assert reference.main([str(stale), "--check"]) == 0
+
+
+def test_a_default_made_at_run_time_is_described_not_quoted() -> None:
+    """[DEFAULT]host defaults to the machine's name: the reference and the
+    sample say so, not the name of the machine that generated them (nor
+    localhost, which it is not)."""
+    (row,) = [
+        line
+        for line in (ROOT / "doc/config-reference.md").read_text().splitlines()
+        if line.startswith("| `host` |")
+    ]
+    assert "| `<the machine's host name>` |" in row
+    sample = (ROOT / "etc/ironic-inspector/inspector.conf.sample").read_text()
+    assert "\n#host = <the machine's host name>\n" in sample
