@@ -44,6 +44,9 @@ NODE_FIELDS = (
     # [redfish]engine = ironic: may Ironic inspect it, and why it failed
     "inspect_interface",
     "last_error",
+    # ... and which of Ironic's inspections it was (the follower skips it)
+    "inspection_started_at",
+    "inspection_finished_at",
 )
 INSPECTED_FIELDS = (
     "uuid",

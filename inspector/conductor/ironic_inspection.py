@@ -18,7 +18,9 @@ from typing import Any
 
 from inspector import exceptions
 from inspector.conductor.fencing import fence
+from inspector.db import followed
 from inspector.db.introspections import IntrospectionRecord
+from inspector.follow import poller
 from inspector.redfish import ironic_engine
 from inspector.runtime import Runtime
 
@@ -66,7 +68,22 @@ def ask(
         raise exceptions.BmcError(
             bmc=bmc, reason=f"Ironic's inspection ended in provision state {state!r}"
         )
-    return ironic_engine.data(rt.baremetal.get_inventory(uuid), bmc)
+    found = ironic_engine.data(rt.baremetal.get_inventory(uuid), bmc)
+    _ours(rt, node)
+    return found
+
+
+def _ours(rt: Runtime, node: dict[str, Any]) -> None:
+    """Ironic's inspection just read is this introspection's: marked seen,
+    so following Ironic's inspections ([ironic_follow]) does not record it
+    a second time as Ironic's own."""
+    inspection = poller.inspection_of(node)
+    if inspection is None or not rt.conf.ironic_follow.enabled:
+        return
+    try:
+        followed.skip(rt.db, inspection)
+    except exceptions.DatabaseUnavailable as exc:
+        LOG.debug("Node %s: its inspection not marked as ours: %s", node, exc)
 
 
 def _wait(rt: Runtime, record: IntrospectionRecord, bmc: str) -> dict[str, Any]:

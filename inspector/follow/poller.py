@@ -25,8 +25,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from inspector import exceptions, metrics
-from inspector.db import followed
+from inspector import exceptions, metrics, states
+from inspector.db import followed, introspections
 from inspector.follow import observe
 from inspector.outages import OutageLog
 from inspector.runtime import Runtime
@@ -325,6 +325,8 @@ class Follower:
         """
         uuid, name = inspection.node_uuid, node.get("name")
         what = f"Node {uuid} ({name or 'no name'})"
+        if self._ours_running(inspection):
+            return False
         try:
             answer = self._call(self.rt.baremetal.get_inventory, uuid)
         except exceptions.NotFound as exc:
@@ -367,6 +369,19 @@ class Follower:
             run.run,
         )
         return True
+
+    def _ours_running(self, inspection: followed.Inspection) -> bool:
+        """Whether an introspection of ours started before this inspection
+        and still runs: Ironic's inspection is then ours (out of band,
+        ``[redfish]engine = ironic``), which marks it seen when it reads
+        it; left alone until then."""
+        try:
+            row = introspections.get(self.rt.db, inspection.node_uuid)
+        except exceptions.IntrospectionNotFound:
+            return False
+        if row.state in states.FINAL or inspection.started_at is None:
+            return False
+        return row.started_at is not None and row.started_at <= inspection.started_at
 
     def _gone(self, uuid: str) -> bool:
         """Whether the node is no longer in Ironic (its inventory's 404

@@ -1,6 +1,7 @@
 """The out-of-band start step, with the BMC's answer and the processing
 step replaced (the collection has its own tests in tests/unit/redfish)."""
 
+import datetime
 import json
 from typing import Any
 
@@ -10,7 +11,7 @@ from inspector import exceptions, states
 from inspector.conductor import ironic_inspection, out_of_band, processing, start
 from inspector.conductor.in_band import InBand
 from inspector.conductor.inspect import Inspectors
-from inspector.db import claims, introspections, stored_data, transitions
+from inspector.db import claims, followed, introspections, stored_data, transitions
 from inspector.db.introspections import IntrospectionRecord
 from inspector.redfish import collect
 from inspector.redfish.sessions import Sessions
@@ -269,6 +270,23 @@ def test_ironic_engine_inspects_waits_and_reads_the_inventory(
     assert data["inventory"]["memory"] == INVENTORY["memory"]
     assert set(data["provenance"].values()) == {"redfish"}
     assert data["redfish"]["engine"] == "ironic"
+
+
+def test_ironic_engine_marks_ironics_inspection_as_ours(
+    rt: Runtime,
+    ironic: FakeIronic,
+    ironic_node: IronicInspects,
+    processed: list[IntrospectionRecord],
+) -> None:
+    """Following Ironic's inspections: the one ours asked for is marked
+    seen, so the follower never records it again as Ironic's own."""
+    rt.conf.set_override("enabled", True, "ironic_follow")
+    ironic.nodes[UUID]["inspection_started_at"] = "2026-12-01T10:00:00+00:00"
+    ironic.nodes[UUID]["inspection_finished_at"] = "2026-12-01T10:00:09+00:00"
+    _run(rt, _starting(rt, states.OUT_OF_BAND))
+    [seen] = followed.seen(rt.db, [UUID]).values()
+    assert seen.finished_at == datetime.datetime(2026, 12, 1, 10, 0, 9)
+    assert not followed.skip(rt.db, seen)  # the follower finds it recorded
 
 
 def test_ironic_engine_failure_is_our_error(

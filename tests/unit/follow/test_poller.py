@@ -11,9 +11,9 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.db import followed, hardware_runs, introspections
-from inspector.follow.poller import Follower
+from inspector.follow.poller import Follower, inspection_of
 from inspector.runtime import Runtime
-from tests.unit.follow.conftest import DATA, FakeIronic
+from tests.unit.follow.conftest import DATA, T0, FakeIronic
 
 A = "aaaaaaaa-0000-4000-8000-000000000001"
 B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -356,3 +356,24 @@ def test_each_poll_is_noted_for_metrics(rt: Runtime, ironic: FakeIronic) -> None
     follower.poll()
     again = followed.poll_state(rt.db)
     assert again is not None and again.error is None and again.failed_at is None
+
+
+def test_ironics_inspection_within_ours_is_left_to_ours(
+    rt: Runtime, ironic: FakeIronic
+) -> None:
+    """[redfish]engine = ironic: our introspection asks Ironic to inspect;
+    the follower leaves that inspection alone, ours marks it seen."""
+    ironic.add(A, 10)
+    follower = Follower(rt, Clock())
+    follower.poll()
+    introspections.start(rt.db, A, manage_boot=False)  # ours, running
+    later = (introspections.utcnow() - T0).total_seconds() + 60
+    ironic.inspect(A, later)  # Ironic's, asked by ours
+
+    assert follower.poll().recorded == 0  # type: ignore[union-attr]
+    assert len(runs(rt, A)) == 1
+    inspection = inspection_of(ironic.nodes[A])
+    assert inspection is not None
+    assert followed.skip(rt.db, inspection)  # what ours does once it read it
+    assert follower.poll().recorded == 0  # type: ignore[union-attr]
+    assert len(runs(rt, A)) == 1
