@@ -1,6 +1,7 @@
 """The unit files and the Apache vhost in etc/ are valid as shipped."""
 
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -151,3 +152,64 @@ def test_unit_with_missing_config_fails_naming_it(
     assert len(lines) == 1, result.stderr
     assert str(tmp_path / "inspector.conf") in lines[0]
     assert "Failed to find some config files" in lines[0]
+
+
+def _ipxe_url(sample: str) -> str:
+    (line,) = [x for x in sample.splitlines() if x.startswith("dhcp-boot=tag:ipxe,")]
+    return line.removeprefix("dhcp-boot=tag:ipxe,")
+
+
+def test_the_ipxe_script_dnsmasq_names_is_shipped() -> None:
+    """dnsmasq's sample hands iPXE the shipped script, which boots the
+    ramdisk with every kernel argument doc/pxe-filter.md lists (and the
+    guide lists every argument the script passes)."""
+
+    url = _ipxe_url((ETC / "dnsmasq" / "dnsmasq-inspection.conf").read_text())
+    script = ETC / "ipxe" / url.rsplit("/", 1)[-1]
+    text = script.read_text()
+    assert text.startswith("#!ipxe\n")
+    settings = dict(
+        line.split()[1:3] for line in text.splitlines() if line.startswith("set ")
+    )
+    assert url == f"{settings['base']}/{script.name}"  # served beside the ramdisk
+    assert settings["callback"].endswith(":5050/v1/continue")
+    (kernel,) = [x for x in text.splitlines() if x.startswith("kernel ")]
+    passed = {
+        arg.split("=", 1)[0] for arg in kernel.split("||")[0].split()[2:] if "=" in arg
+    }
+    guide = (ETC.parent / "doc" / "pxe-filter.md").read_text()
+    section = guide.split("### The ramdisk's kernel arguments", 1)[1].split("\n## ")[0]
+    listed = set(re.findall(r"^\| `([a-zA-Z-]+)=", section, re.M))
+    assert passed == listed
+    assert {"ipa-inspection-callback-url", "ipa-collect-lldp", "BOOTIF"} <= passed
+    assert "ipa-collect-lldp=1" in kernel
+
+
+def test_the_example_configuration_is_valid_and_says_where_to_listen(
+    tmp_path: pathlib.Path,
+) -> None:
+    from tests.functional.conftest import run_script
+
+    example = (ETC / "ironic-inspector" / "inspector.conf.example").read_text()
+    # the option list it points at exists
+    for page in re.findall(r"doc/[a-z-]+\.md", example):
+        assert (ETC.parent / page).is_file(), page
+    assert "doc/config-reference.md" in example
+    # listening on loopback, it says that no ramdisk can reach it, and how to
+    assert "listen_address = 127.0.0.1" in example.splitlines()
+    assert "NO RAMDISK CAN POST ITS DATA" in example
+    assert "ipa-inspection-callback-url=" in example
+    conf = example.replace(
+        "sqlite:////var/lib/ironic-inspector/inspector.sqlite",
+        f"sqlite:///{tmp_path}/inspector.sqlite",
+    )
+    checked = run_script(
+        tmp_path,
+        "ironic-inspector-status",
+        conf,
+        "upgrade",
+        "check",
+        lab_defaults=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "every option set is valid and honoured" in checked.stdout
