@@ -74,3 +74,13 @@ def test_security_guide_lists_every_policy_with_its_default() -> None:
     assert set(table) == set(rules), "doc/security.md's policy table differs"
     for name, check in rules.items():
         assert table[name] == ROLES[check], name
+
+
+def test_rules_guide_names_the_client_option_at_the_versions_that_need_it() -> None:
+    text = _flat((ROOT / "doc" / "rules.md").read_text())
+    for feature in ("rule-language", "rules-built-in"):
+        version = versions.format_version(versions.since(feature))
+        assert f"openstack --inspector-api-version {version} baremetal" in text
+    assert "answered from 1.24 only" in text and "shown from 1.25 only" in text
+    assert versions.since("rule-language") == (1, 24)
+    assert versions.since("rules-built-in") == (1, 25)
