@@ -36,9 +36,9 @@ demo: venv $(if $(findstring --split,$(DEMO_ARGS)),packages) $(if $(findstring -
 	$(BIN)/python -m lab demo --machines $(MACHINES) $(DEMO_ARGS)
 
 lint: venv
-	$(BIN)/ruff check inspector lab tools tests
-	$(BIN)/ruff format --check inspector lab tools tests
-	$(BIN)/mypy inspector lab tools tests
+	$(BIN)/ruff check inspector lab tools tests ironic-push-hook
+	$(BIN)/ruff format --check inspector lab tools tests ironic-push-hook
+	$(BIN)/mypy inspector lab tools tests ironic-push-hook/inspector_push_hook
 	$(BIN)/shellcheck -s bash devstack/plugin.sh devstack/settings tools/*.sh .ci/run
 
 # Test processes per layer (pytest-xdist; 0 runs in one process). Unit and

@@ -1,0 +1,1 @@
+"""Ironic's inspection hook that pushes each inspection to the service."""
