@@ -1,7 +1,8 @@
 """``GET /metrics``: what this process (or every process of its group)
 recorded (:mod:`inspector.metrics`), plus gauges of shared state
-(introspections by state, conductors alive, each PXE filter's report)
-computed when scraped from the
+(introspections by state, conductors alive, each PXE filter's report,
+the fleet view's findings and the follower's last poll:
+:mod:`inspector.api.fleet_metrics`) computed when scraped from the
 database and the coordination backend, so every API process answers the
 same for them."""
 
@@ -16,6 +17,7 @@ import prometheus_client
 from prometheus_client import core, multiprocess
 
 from inspector import states
+from inspector.api.fleet_metrics import FleetCollector
 from inspector.db import sweeps
 from inspector.exceptions import InspectorError
 from inspector.metrics import MULTIPROC_ENV, PREFIX
@@ -124,7 +126,7 @@ def exposition_app(
     rt: ApiRuntime,
 ) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """The WSGI application answering ``GET /metrics``."""
-    shared = SharedStateCollector(rt)
+    shared = [SharedStateCollector(rt), FleetCollector(rt)]
 
     def app(
         environ: dict[str, Any], start_response: Callable[..., Any]
@@ -137,7 +139,7 @@ def exposition_app(
                 [("Allow", "GET, HEAD")],
             )
         try:
-            body = prometheus_client.generate_latest(_Registry([recorded(), shared]))
+            body = prometheus_client.generate_latest(_Registry([recorded(), *shared]))
         except Exception as exc:  # the database or the backend is away
             LOG.warning("Metrics cannot be collected: %s", exc)
             # the details (hosts, users) are the log's: /metrics is public

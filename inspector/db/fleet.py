@@ -247,6 +247,28 @@ _CHANGED_RUNS = (
 """Runs that changed something, newest first (the page's and a node's)."""
 
 
+def nodes_changed_since(
+    db: Database, since: datetime.datetime
+) -> tuple[int, datetime.datetime | None]:
+    """How many nodes have a run that changed something and ended at or
+    after ``since`` (naive UTC), and the oldest of those nodes' newest
+    such runs' end: until it is ``since``'s age, no node drops out of the
+    count (None: no node).
+
+    Only the runs since then are read, through their ``finished_at``
+    index, and grouped here: grouped by node in SQL, SQLite walks the
+    node index, the whole history."""
+    query = sa.select(_RUNS.c.node_uuid, _RUNS.c.finished_at).where(
+        _RUNS.c.finished_at >= since, _RUNS.c.change_count > 0
+    )
+    newest: dict[str, datetime.datetime] = {}
+    with db.connect() as conn:
+        for node_uuid, finished_at in conn.execute(query):
+            if node_uuid not in newest or finished_at > newest[node_uuid]:
+                newest[node_uuid] = finished_at
+    return len(newest), min(newest.values(), default=None)
+
+
 def present(db: Database, runs: Collection[str]) -> set[str]:
     """Which of ``runs`` are still stored (pruning deletes old runs)."""
     if not runs:
