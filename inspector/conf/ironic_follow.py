@@ -75,6 +75,12 @@ OPTS: list[cfg.Opt] = [
         "running at [ironic_follow]poll_interval.",
     ),
     cfg.StrOpt(
+        "notification_exchange",
+        default="ironic",
+        help="The exchange Ironic sends its notifications to (Ironic's "
+        "[DEFAULT]control_exchange, 'ironic' unless changed there).",
+    ),
+    cfg.StrOpt(
         "notification_topic",
         default="ironic_versioned_notifications",
         help="The topic Ironic sends its versioned notifications to "

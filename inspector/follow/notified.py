@@ -96,7 +96,10 @@ class Listener:
 
     def __init__(self, conf: cfg.ConfigOpts, follower: poller.Follower) -> None:
         transport = messaging.get_notification_transport(conf)
-        target = messaging.Target(topic=conf.ironic_follow.notification_topic)
+        target = messaging.Target(
+            topic=conf.ironic_follow.notification_topic,
+            exchange=conf.ironic_follow.notification_exchange,
+        )
         self._listener = messaging.get_notification_listener(
             transport,
             [target],

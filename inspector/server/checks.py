@@ -25,6 +25,7 @@ FILTERING = ("dnsmasq", "iptables")
 
 def standalone(conf: cfg.ConfigOpts) -> None:
     """``ironic-inspector``: the API and a conductor in one process."""
+    ironic_follow.check(conf)  # first: it registers the listener's options
     opts.validate(conf)
     _built_in_rules(conf)  # an invalid [rules]built_in_rules refuses the start
     pxe_filter.check_driver(conf)
@@ -37,13 +38,13 @@ def standalone(conf: cfg.ConfigOpts) -> None:
         )
     _ramdisk_logs(conf)
     _expected_cabling(conf)
-    ironic_follow.check(conf)
     if conf.pxe_filter.driver in FILTERING:
         _pxe_backend(conf)
 
 
 def conductor(conf: cfg.ConfigOpts) -> None:
     """``ironic-inspector-conductor``: one conductor of the split shape."""
+    ironic_follow.check(conf)  # first: it registers the listener's options
     opts.validate(conf)
     _built_in_rules(conf)
     if conf.enable_mdns:
@@ -63,7 +64,6 @@ def conductor(conf: cfg.ConfigOpts) -> None:
         )
     _ramdisk_logs(conf)
     shape.check_split(conf)
-    ironic_follow.check(conf)
 
 
 def api(conf: cfg.ConfigOpts) -> None:

@@ -1,0 +1,219 @@
+"""Following Ironic 39's own inspections (issue 47): a real Ironic
+inspects (agent, through /v1/continue_inspection, the test as the
+ramdisk); the service records each inspection as one run of the node's
+history, whatever inspected it before, once, across a restart; and with
+Ironic's notifications over a real RabbitMQ, within seconds."""
+
+import copy
+import pathlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lab.machines.enroll import IronicAPI
+from lab.machines.hardware import Machine
+from lab.servers.inspector import InspectorServer
+from lab.servers.ironic import IronicServer
+from lab.servers.rabbitmq import RabbitMQServer
+from lab.venvs import default_cache_dir
+from lab.waiting import wait_until
+from tests.integration.conftest import Client, Lab, metric, start_inspector
+
+CONTINUE = {"X-OpenStack-Ironic-API-Version": "1.96"}
+FOLLOW = {"enabled": "True", "poll_interval": "1", "full_scan_interval": "0"}
+
+
+@pytest.fixture(scope="module")
+def inspector(
+    ironic: IronicServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[InspectorServer]:
+    server = start_inspector(
+        tmp_path_factory.mktemp("inspector-follow"),
+        ironic,
+        options={"ironic_follow": FOLLOW},
+    )
+    yield server
+    assert server.stop() == 0, server.log_tail()
+
+
+@pytest.fixture(scope="module")
+def lab_module(ironic_api: IronicAPI) -> Lab:
+    return Lab(ironic_api, seed=47)
+
+
+def ironic_inspects(api: IronicAPI, uuid: str, payload: dict[str, Any]) -> None:
+    """Ironic's own agent inspection of ``uuid`` (nothing boots: the test
+    posts the ramdisk's data to Ironic), ended in ``manageable``."""
+    api.request(
+        "PATCH",
+        f"/v1/nodes/{uuid}",
+        json=[{"op": "replace", "path": "/inspect_interface", "value": "agent"}],
+    )
+    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
+    wait_until(
+        lambda: api.node(uuid)["provision_state"],
+        60,
+        f"{uuid} to wait in Ironic's inspect wait",
+        until=lambda state: state == "inspect wait",
+        interval=0.2,
+    )
+    api.request("POST", "/v1/continue_inspection", json=payload, headers=CONTINUE)
+    node = wait_until(
+        lambda: api.node(uuid),
+        60,
+        f"{uuid} to end Ironic's inspection",
+        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
+        interval=0.2,
+    )
+    assert node["provision_state"] == "manageable", node["last_error"]
+
+
+def history(client: Client, uuid: str) -> list[dict[str, Any]]:
+    resp = client.get(f"/v1/introspection/{uuid}/history")
+    if resp.status_code == 404:
+        return []
+    assert resp.status_code == 200, resp.text
+    entries: list[dict[str, Any]] = resp.json()["history"]
+    return entries
+
+
+def recorded(client: Client, uuid: str, runs: int, timeout: float = 30) -> Any:
+    """The node's history once it holds ``runs`` runs."""
+    return wait_until(
+        lambda: history(client, uuid),
+        timeout,
+        f"{runs} runs of {uuid} in the history",
+        until=lambda found: len(found) >= runs,
+        interval=0.2,
+    )
+
+
+def replaced_disk(machine: Machine) -> dict[str, Any]:
+    payload = copy.deepcopy(machine.payload())
+    payload["inventory"]["disks"][0]["serial"] = "REPLACED-" + machine.name
+    return payload
+
+
+def test_each_inspection_is_one_run_of_its_history(
+    inspector: InspectorServer, lab_module: Lab
+) -> None:
+    client = Client(inspector.url)
+    machine, uuid = lab_module.machine()
+
+    ironic_inspects(lab_module.api, uuid, machine.payload())
+    [run] = recorded(client, uuid, 1)
+
+    assert (run["source"], run["interface"], run["state"]) == (
+        "ironic",
+        "agent",
+        "finished",
+    )
+    status = client.get(f"/v1/introspection/{uuid}").json()
+    assert status["finished"] and status["error"] is None
+
+    ironic_inspects(lab_module.api, uuid, replaced_disk(machine))
+    newest, first = recorded(client, uuid, 2)
+    assert first["uuid"] == run["uuid"] and newest["changes"] == 2
+    changes = client.get(f"/v1/introspection/{uuid}/changes").json()["changes"]
+    kinds = {(c["kind"], c["component"]) for c in changes if c["run"] == newest["uuid"]}
+    assert ("added", f"disk:REPLACED-{machine.name}") in kinds, kinds
+    assert any(kind == "removed" for kind, _c in kinds), kinds
+    time.sleep(3)  # three more polls: nothing recorded twice
+    assert len(history(client, uuid)) == 2
+
+
+def test_what_ironic_finished_while_the_service_was_down(
+    inspector: InspectorServer, lab_module: Lab
+) -> None:
+    client = Client(inspector.url)
+    (m1, before), (m2, during) = lab_module.machines(2)
+    ironic_inspects(lab_module.api, before, m1.payload())
+    recorded(client, before, 1)
+
+    assert inspector.stop() == 0, inspector.log_tail()
+    try:
+        ironic_inspects(lab_module.api, during, m2.payload())
+        ironic_inspects(lab_module.api, before, replaced_disk(m1))
+    finally:
+        inspector.start()
+
+    assert len(recorded(client, during, 1)) == 1
+    assert len(recorded(client, before, 2)) == 2
+    time.sleep(2)
+    assert len(history(client, before)) == 2 and len(history(client, during)) == 1
+
+
+# notifications: a second Ironic that notifies over a real RabbitMQ
+
+
+@pytest.fixture(scope="module")
+def rabbit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RabbitMQServer]:
+    server = RabbitMQServer(tmp_path_factory.mktemp("rabbit-follow"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def notifying_ironic(
+    rabbit: RabbitMQServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[IronicServer]:
+    server = IronicServer(
+        default_cache_dir(),
+        tmp_path_factory.mktemp("ironic-notifying"),
+        extra_config={
+            "DEFAULT": {"notification_level": "info"},
+            "oslo_messaging_notifications": {
+                "driver": "messagingv2",
+                "transport_url": rabbit.url,
+            },
+        },
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_notifications_record_within_seconds(
+    notifying_ironic: IronicServer,
+    rabbit: RabbitMQServer,
+    tmp_path: pathlib.Path,
+) -> None:
+    inspector = start_inspector(
+        tmp_path,
+        notifying_ironic,
+        options={
+            "ironic_follow": {
+                "enabled": "True",
+                "notifications": "True",
+                # the poll alone would take ten minutes
+                "poll_interval": "600",
+            },
+            "oslo_messaging_notifications": {"transport_url": rabbit.url},
+        },
+    )
+    try:
+        client = Client(inspector.url)
+        lab = Lab(IronicAPI(notifying_ironic.url), seed=48)
+        machine, uuid = lab.machine()
+        wait_until(
+            lambda: inspector.log_file.read_text(),
+            30,
+            "the first poll and the listener",
+            until=lambda text: "by its notifications too" in text,
+        )
+        time.sleep(1)  # the first (whole) poll has ended
+        ironic_inspects(lab.api, uuid, machine.payload())
+        ended = time.monotonic()
+        [run] = recorded(client, uuid, 1, timeout=10)
+        took = time.monotonic() - ended
+        print(f"recorded {took:.2f} s after Ironic's inspection ended")
+        assert took < 5, took
+        assert run["source"] == "ironic"
+        text = client.get("/metrics").text
+        assert metric(text, "ironic_inspector_follow_runs_total", way="notification")
+        assert not metric(text, "ironic_inspector_follow_runs_total", way="poll")
+    finally:
+        assert inspector.stop() == 0, inspector.log_tail()
