@@ -92,21 +92,6 @@ FOLLOW_ERRORS = prometheus_client.Counter(
     ["cause"],
 )
 
-FOLLOW_LAST_POLL = prometheus_client.Gauge(
-    f"{PREFIX}_follow_last_poll_timestamp_seconds",
-    "When the last poll of Ironic's node list ended without error (Unix "
-    "time; 0: none yet in this process).",
-    multiprocess_mode="max",
-)
-
-FOLLOW_LAG = prometheus_client.Gauge(
-    f"{PREFIX}_follow_lag_seconds",
-    "How far the history is behind Ironic: seconds between the newest "
-    "inspection Ironic finished and the newest one recorded, as the last "
-    "poll saw them (0: caught up).",
-    multiprocess_mode="max",
-)
-
 LOCKS_BROKEN = prometheus_client.Counter(
     f"{PREFIX}_locks_broken",
     "Node locks of conductors that left the group broken by the leader, "

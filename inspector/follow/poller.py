@@ -122,7 +122,6 @@ class Follower:
             self._outage.failed(f"the database is unreachable: {exc.reason}")
             return None
         self._outage.ok()
-        metrics.FOLLOW_LAST_POLL.set(time.time())
         self._note(None, report.lag)
         if report.recorded or report.skipped:
             LOG.info(
@@ -312,7 +311,6 @@ class Follower:
             behind = 0.0
         else:
             behind = max(0.0, (newest_ironic - recorded[0].finished_at).total_seconds())
-        metrics.FOLLOW_LAG.set(behind)
         return behind
 
     def record(
