@@ -1,10 +1,11 @@
 """The OS-process bootstrap shared by the entry points (the console scripts
 and the WSGI module): threads, options, logging, signals, a fatal exit."""
 
+import functools
 import os
 import sys
 from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, ParamSpec
 
 from oslo_config import cfg
 
@@ -228,3 +229,46 @@ def die(prog: str, message: str, code: int = 2) -> NoReturn:
             raise SystemExit(code)
     sys.stderr.write(f"{prog}: {message}\n")
     raise SystemExit(code)
+
+
+PIPE_CLOSED = 141
+"""Exit status of a command whose reader went away before it finished
+writing (``... --json | head``): what a shell reports for a process that
+SIGPIPE ended (128 + 13), so ``set -o pipefail`` still sees it."""
+
+
+_Args = ParamSpec("_Args")
+
+
+def quiet_when_reader_leaves(main: Callable[_Args, int]) -> Callable[_Args, int]:
+    """``main`` of a command that prints, exiting with :data:`PIPE_CLOSED`
+    and no traceback when its standard output is a pipe whose reader has
+    gone. Python ignores SIGPIPE, so the write fails with BrokenPipeError
+    instead, here or when the interpreter flushes at exit."""
+
+    @functools.wraps(main)
+    def run(*args: _Args.args, **kwargs: _Args.kwargs) -> int:
+        try:
+            try:
+                return main(*args, **kwargs)
+            finally:
+                sys.stdout.flush()  # the last of the output: may fail too
+        except BrokenPipeError:
+            _drop_stdout()
+            return PIPE_CLOSED
+
+    return run
+
+
+def _drop_stdout() -> None:
+    """Send what is left of standard output nowhere: the interpreter
+    flushes it at exit and would report the broken pipe again."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (replaced, as by a test)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, descriptor)
+    finally:
+        os.close(null)

@@ -268,6 +268,7 @@ def run(conf: cfg.ConfigOpts) -> int:
     return 0
 
 
+@bootstrap.quiet_when_reader_leaves
 def main(argv: list[str] | None = None) -> int:
     bootstrap.select_threading_backend()
     import logging

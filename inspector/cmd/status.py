@@ -251,6 +251,7 @@ def driver_library(scheme: str) -> Result:
     return Result(Code.SUCCESS, f"tooz driver for {scheme}:// loads")
 
 
+@bootstrap.quiet_when_reader_leaves
 def main(argv: list[str] | None = None) -> int:
     bootstrap.select_threading_backend()
     conf = cfg.CONF

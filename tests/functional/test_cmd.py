@@ -347,3 +347,54 @@ def test_inert_ironic_credentials_warn_at_start(tmp_path: pathlib.Path) -> None:
     ) in details, result.stdout + result.stderr
     assert f"[swift]username ({path}) has no effect" in details
     assert "is not an option" not in details
+
+
+def test_manage_output_into_head_ends_quietly(tmp_path: pathlib.Path) -> None:
+    """``... | head`` closes the pipe before the command has written it
+    all: no BrokenPipeError traceback, and the status says so (141, as a
+    command SIGPIPE ended), which ``set -o pipefail`` shows."""
+    import shlex
+    import subprocess
+
+    from inspector import bootstrap
+    from tests.functional.conftest import BIN
+
+    conf = f"[database]\nconnection = sqlite:///{tmp_path}/db.sqlite\n"
+    rules = [
+        {
+            "description": f"rule {i} " + "x" * 200,  # ~400 kB of JSON in all
+            "conditions": [{"op": "eq", "field": "cpu_arch", "value": f"arch{i}"}],
+            "actions": [{"action": "add-trait", "name": f"CUSTOM_R{i}"}],
+        }
+        for i in range(1000)
+    ]
+    (tmp_path / "rules.json").write_text(json.dumps(rules))
+    imported = run(
+        tmp_path,
+        "ironic-inspector-manage",
+        conf,
+        "rules",
+        "import",
+        "rules.json",
+        cwd=tmp_path,
+    )
+    assert imported.returncode == 0, imported.stderr
+    manage = shlex.join(
+        [
+            str(BIN / "ironic-inspector-manage"),
+            "--config-file",
+            str(tmp_path / "lab-defaults.conf"),
+            "--config-file",
+            str(tmp_path / "inspector.conf"),
+        ]
+    )
+    for command in ("rules export", "rules export --format ironic"):
+        piped = subprocess.run(
+            ["bash", "-c", f"set -o pipefail; {manage} {command} | head -c 10"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert piped.stderr == "", piped.stderr
+        assert piped.stdout == "[\n  {\n    ", piped.stdout
+        assert piped.returncode == bootstrap.PIPE_CLOSED

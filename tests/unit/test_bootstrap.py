@@ -98,3 +98,50 @@ def test_rejected_reload_names_the_file_not_a_repr(
     (line,) = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert "LocationInfo" not in line
     assert f"[DEFAULT]timeout: Value for option timeout in {path} is not valid" in line
+
+
+class _ClosedPipe:
+    """A standard output whose reader went away after ``accepted`` writes."""
+
+    def __init__(self, accepted: int) -> None:
+        self.accepted = accepted
+
+    def write(self, text: str) -> int:
+        if self.accepted <= 0:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.accepted -= 1
+        return len(text)
+
+    def flush(self) -> None:
+        if self.accepted <= 0:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        raise OSError("not a file")
+
+
+@pytest.mark.parametrize("accepted", [0, 2])
+def test_a_reader_that_leaves_ends_the_command_quietly(
+    monkeypatch: pytest.MonkeyPatch, accepted: int
+) -> None:
+    """The write that fails may be one of the command's (0) or the flush
+    after its last (2: the row and its newline got through): either way
+    the status is PIPE_CLOSED."""
+    pipe = _ClosedPipe(accepted)
+    monkeypatch.setattr(sys, "stdout", pipe)
+
+    @bootstrap.quiet_when_reader_leaves
+    def main(argv: list[str] | None = None) -> int:
+        print("a row")
+        pipe.accepted = 0  # the reader leaves
+        return 0
+
+    assert main([]) == bootstrap.PIPE_CLOSED
+
+
+def test_a_command_whose_output_is_read_keeps_its_status() -> None:
+    @bootstrap.quiet_when_reader_leaves
+    def main(code: int) -> int:
+        return code
+
+    assert main(1) == 1
