@@ -6,7 +6,9 @@ Ironic's notifications over a real RabbitMQ, within seconds."""
 
 import copy
 import pathlib
+import random
 import time
+import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,9 +16,16 @@ import pytest
 
 from lab.machines.enroll import IronicAPI
 from lab.machines.hardware import Machine
+from lab.machines.redfish_nodes import MachineBmc, ironic_redfish_node
 from lab.servers.inspector import InspectorServer
 from lab.servers.ironic import IronicServer
 from lab.servers.rabbitmq import RabbitMQServer
+from lab.servers.redfish_emulator import (
+    PASSWORD,
+    USERNAME,
+    EmulatedMachine,
+    RedfishEmulator,
+)
 from lab.venvs import default_cache_dir
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, metric, start_inspector
@@ -143,6 +152,61 @@ def test_what_ironic_finished_while_the_service_was_down(
     assert len(recorded(client, before, 2)) == 2
     time.sleep(2)
     assert len(history(client, before)) == 2 and len(history(client, during)) == 1
+
+
+# Ironic's own redfish inspection, of sushy-tools' emulated BMC
+
+
+@pytest.fixture(scope="module")
+def emulated() -> EmulatedMachine:
+    macs = [f"52:54:02:47:00:{n:02x}" for n in (1, 2)]
+    name = f"follow-redfish-{random.randrange(10**6)}"
+    return EmulatedMachine(
+        name, str(uuidlib.uuid4()), macs, cpus=4, memory_gib=8, disk_gib=40
+    )
+
+
+@pytest.fixture(scope="module")
+def emulator(
+    emulated: EmulatedMachine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RedfishEmulator]:
+    server = RedfishEmulator(tmp_path_factory.mktemp("redfish-follow"), [emulated])
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_redfish_inspection_is_followed(
+    inspector: InspectorServer,
+    lab_module: Lab,
+    emulator: RedfishEmulator,
+    emulated: EmulatedMachine,
+) -> None:
+    client = Client(inspector.url)
+    bmc = MachineBmc(
+        emulated.name,
+        emulator.url,
+        emulator.system_id(emulated),
+        USERNAME,
+        PASSWORD,
+    )
+    uuid = ironic_redfish_node(lab_module.api, emulated.name, bmc)
+    api = lab_module.api
+    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
+    node = wait_until(
+        lambda: api.node(uuid),
+        90,
+        f"{uuid} to end Ironic's redfish inspection",
+        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
+        interval=0.2,
+    )
+    assert node["provision_state"] == "manageable", node["last_error"]
+
+    [run] = recorded(client, uuid, 1)
+
+    assert (run["source"], run["interface"]) == ("ironic", "redfish")
+    nodes = client.get("/v1/inventory?memory_mb=8192").json()
+    assert uuid in {n["uuid"] for n in nodes["nodes"]}, nodes
 
 
 # notifications: a second Ironic that notifies over a real RabbitMQ

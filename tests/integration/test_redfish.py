@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from lab.machines.hardware import Machine
+from lab.machines.redfish_nodes import MachineBmc, ironic_redfish_node
 from lab.servers import loopback
 from lab.servers.inspector import InspectorServer
 from lab.servers.ironic import IronicServer
@@ -299,37 +300,11 @@ def _set_engine(server: InspectorServer, engine: str) -> None:
 
 def _redfish_node(lab: Lab, emulator: RedfishEmulator, system: EmulatedMachine) -> str:
     """A node of Ironic's redfish driver, inspect interface redfish,
-    manageable (Ironic's manage checks the BMC)."""
-    node = lab.api.request(
-        "POST",
-        "/v1/nodes",
-        json={
-            "name": system.name,
-            "driver": "redfish",
-            "inspect_interface": "redfish",
-            "driver_info": {
-                "redfish_address": emulator.url,
-                "redfish_system_id": emulator.system_id(system),
-                "redfish_username": USERNAME,
-                "redfish_password": PASSWORD,
-                # the emulator has no sessions: skip Ironic's attempt
-                "redfish_auth_type": "basic",
-            },
-        },
+    manageable."""
+    bmc = MachineBmc(
+        system.name, emulator.url, emulator.system_id(system), USERNAME, PASSWORD
     )
-    uuid = str(node["uuid"])
-    lab.api.request(
-        "PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"}
-    )
-    wait_until(
-        lambda: lab.api.node(uuid)["provision_state"],
-        60,
-        f"{uuid} to be manageable",
-        until=lambda state: state in ("manageable", "enroll"),
-        interval=0.2,
-    )
-    assert lab.api.node(uuid)["provision_state"] == "manageable"
-    return uuid
+    return ironic_redfish_node(lab.api, system.name, bmc)
 
 
 def test_ironic_engine(
