@@ -15,6 +15,7 @@ from inspector.api import (
     fleet_page,
     history,
     introspection,
+    ironic_push,
     payload,
     pxe_filters,
     ramdisk,
@@ -128,6 +129,7 @@ def create_app(rt: ApiRuntime) -> flask.Flask:
     app.register_blueprint(history.blueprint)
     app.register_blueprint(fleet.blueprint)
     app.register_blueprint(fleet_page.blueprint)
+    app.register_blueprint(ironic_push.blueprint)
     app.extensions[NEWER] = newer_resources(app)
     app.wsgi_app = _operator_paths(app.wsgi_app, rt)  # type: ignore[method-assign]
     # the hot status GET skips every layer but authentication

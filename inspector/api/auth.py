@@ -73,9 +73,19 @@ IDENTITY_HEADERS = (
 the whole of what a policy decision depends on."""
 
 
-def is_public(environ: dict[str, Any]) -> bool:
+WATCHED = {("POST", "/v1/ironic/inspections")}
+"""(method, path) whose unauthenticated calls are logged: a push of
+Ironic's inspections without credentials is a misconfigured hook or a
+forgery, and either is worth a line."""
+
+
+def _route(environ: dict[str, Any]) -> tuple[str, str]:
     path = (environ.get("PATH_INFO") or "/").rstrip("/") or "/"
-    return (environ.get("REQUEST_METHOD", "GET"), path) in PUBLIC
+    return environ.get("REQUEST_METHOD", "GET"), path
+
+
+def is_public(environ: dict[str, Any]) -> bool:
+    return _route(environ) in PUBLIC
 
 
 _IDENTITY_KEYS = frozenset(IDENTITY_HEADERS)
@@ -99,6 +109,17 @@ def _admin(environ: dict[str, Any], user: str) -> None:
             "HTTP_X_SYSTEM_SCOPE": "all",
         }
     )
+
+
+def _note_refusal(environ: dict[str, Any]) -> None:
+    method, path = _route(environ)
+    if (method, path) in WATCHED:
+        LOG.warning(
+            "Refused %s %s from %s: no valid credentials",
+            method,
+            path,
+            environ.get("REMOTE_ADDR") or "an unknown address",
+        )
 
 
 def unauthorized(
@@ -150,6 +171,7 @@ class HttpBasic:
         if user is not None:
             _admin(environ, user)
         elif not is_public(environ):
+            _note_refusal(environ)
             return unauthorized(
                 start_response,
                 "Authentication required: send valid HTTP basic credentials",
@@ -171,6 +193,7 @@ class KeystoneGate:
         if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed" and not is_public(
             environ
         ):
+            _note_refusal(environ)
             return unauthorized(
                 start_response,
                 "Authentication required: send a valid Keystone token in X-Auth-Token",

@@ -49,8 +49,13 @@ def _op(
     body: dict[str, Any] | None = None,
     body_required: bool = True,
     public: bool = False,
+    also: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    op: dict[str, Any] = {"summary": summary, "responses": _responses(success, *errors)}
+    """One operation; ``also``: more successes (status -> description)."""
+    responses = _responses(success, *errors)
+    for status, description in (also or {}).items():
+        responses[status] = {"description": description}
+    op: dict[str, Any] = {"summary": summary, "responses": responses}
     if params:
         op["parameters"] = params
     if body is not None:
@@ -186,6 +191,20 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("A rule", "200", 404, params=[_RULE]),
         "delete": _op(
             "Delete a rule (409: a built-in one)", "204", 404, 409, params=[_RULE]
+        ),
+    },
+    "/v1/ironic/inspections": {
+        "post": _op(
+            "An inspection Ironic is running, pushed by its inspection hook "
+            "(201 recorded, 200 recorded already; 403 under noauth, 404 a "
+            "node Ironic does not have, 409 not the inspection Ironic shows)",
+            "201",
+            404,
+            409,
+            413,
+            503,
+            body=schemas.IRONIC_PUSH.schema,
+            also={"200": "Recorded already (a duplicate)"},
         ),
     },
     "/v1/rules/test": {

@@ -154,6 +154,14 @@ _API = [
             ("/fleet/nodes/{node_id}", "GET"),
         ],
     ),
+    _rule(
+        "introspection:ironic_push",
+        "rule:admin_or_service",
+        "Ironic's inspection hook pushes an inspection Ironic is running "
+        "(Ironic's service user has the service role); under noauth refused "
+        "unless [ironic_push]allow_unauthenticated.",
+        [("/v1/ironic/inspections", "POST")],
+    ),
 ]
 
 

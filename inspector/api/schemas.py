@@ -176,7 +176,52 @@ RULE_TEST = Body(
 )
 """POST /v1/rules/test (1.24): the node and data to try the rules on."""
 
-BODIES = {"CONDUCTOR_PATCH": CONDUCTOR_PATCH, "RULE_TEST": RULE_TEST}
+NAME_MAX = 255
+"""Longest node name and inspect interface name a push may carry."""
+
+IRONIC_PUSH = Body(
+    {
+        "type": "object",
+        "properties": {
+            "node_uuid": {
+                "type": "string",
+                "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                "[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+            },
+            "node_name": {"type": ["string", "null"], "maxLength": NAME_MAX},
+            "inspect_interface": {"type": ["string", "null"], "maxLength": NAME_MAX},
+            "inspection_started_at": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+            },
+            "inventory": {"type": "object"},
+            "plugin_data": {"type": ["object", "null"]},
+            "logs": {"type": ["string", "null"]},
+        },
+        "required": ["node_uuid", "inspection_started_at", "inventory"],
+        # a newer hook may send more: what this service does not read is
+        # ignored, not refused (a refusal drops the push for good)
+    },
+    {
+        "node_uuid": "node_uuid: must be the UUID of an Ironic node",
+        "inspection_started_at": "inspection_started_at: must be the start "
+        "of the node's inspection as Ironic shows it (ISO 8601)",
+        "inventory": "inventory: must be the ramdisk's inventory, a JSON object",
+        "plugin_data": "plugin_data: must be a JSON object",
+        "logs": "logs: must be the ramdisk's logs as a base64 string",
+        "node_name": f"node_name: must be a string of at most {NAME_MAX} characters",
+        "inspect_interface": "inspect_interface: must be a string of at most "
+        f"{NAME_MAX} characters",
+    },
+)
+"""POST /v1/ironic/inspections: the push of Ironic's inspection hook."""
+
+BODIES = {
+    "CONDUCTOR_PATCH": CONDUCTOR_PATCH,
+    "RULE_TEST": RULE_TEST,
+    "IRONIC_PUSH": IRONIC_PUSH,
+}
 """Every :class:`Body` of this module, for the tests."""
 
 # ---- query parameters

@@ -21,6 +21,7 @@ from inspector.conf import (
     inventory,
     ironic,
     ironic_follow,
+    ironic_push,
     json_rpc,
     libraries,
     mdns,
@@ -68,6 +69,7 @@ _GROUPS: list[tuple[str | None, _Register, _Lister]] = [
     (rules.GROUP, rules.register_opts, rules.list_opts),
     (redfish.GROUP, redfish.register_opts, redfish.list_opts),
     (ironic_follow.GROUP, ironic_follow.register_opts, ironic_follow.list_opts),
+    (ironic_push.GROUP, ironic_push.register_opts, ironic_push.list_opts),
 ]
 
 

@@ -203,3 +203,18 @@ class FakeIronic:
         if "inventory" not in inspection:
             raise exceptions.NotFound(f"Node {node_uuid} has no inventory")
         return {"inventory": copy.deepcopy(inspection["inventory"]), "plugin_data": {}}
+
+    # Ironic's own inspections, as the hook's push is checked against them:
+    # a test sets a node's "inspection_started_at" (and, once Ironic ends
+    # it, "inspection_finished_at") as Ironic writes them
+
+    def inspected_node(self, node_uuid: str) -> dict[str, Any]:
+        self._record("inspected_node", node_uuid)
+        node = self._node(node_uuid)
+        return {
+            "uuid": node["uuid"],
+            "name": node["name"],
+            "inspect_interface": node.get("inspect_interface"),
+            "inspection_started_at": node.get("inspection_started_at"),
+            "inspection_finished_at": node.get("inspection_finished_at"),
+        }

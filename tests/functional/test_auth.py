@@ -53,6 +53,7 @@ ENDPOINTS = [
     ("GET", "/v1/inventory/cabling", "reader"),
     ("GET", "/fleet", "reader"),
     ("GET", f"/fleet/nodes/{NODE}", "reader"),
+    ("POST", "/v1/ironic/inspections", "admin"),
 ]
 ROLES = {
     "none": ["member"],

@@ -167,6 +167,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
             "rules.trial",
             # API 1.25 (issue 34 item 2): the built-in rules it lists read-only
             "rules.builtin",
+            # Ironic's inspection hook pushes an inspection (issue 47 item
+            # 3): checked and recorded by follow/push.py, imported by the
+            # view on the first push only (it brings the hardware record)
+            "follow.push",
         }
     ),
     # the composition root builds every shape (after its checks, which
