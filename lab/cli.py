@@ -53,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
         "emulator and is introspected out of band, a couple with mode=auto "
         "falling back to the ramdisk (doc/redfish.md)",
     )
+    run.add_argument(
+        "--follow",
+        action="store_true",
+        help="standalone: Ironic inspects every machine by itself (agent) "
+        "and the inspector, never called, follows its inspections into the "
+        "hardware history and the fleet view (doc/follow-ironic.md)",
+    )
     bench_commands.add_commands(sub)
     standin = sub.add_parser(
         "ironic-standin", help="serve the instant Ironic stand-in (benchmarks)"
@@ -66,16 +73,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def oob_refusal(args: argparse.Namespace) -> str | None:
-    """Why ``demo --oob`` cannot run with the other options given, if so."""
-    if not args.oob:
+    """Why ``demo --oob`` or ``--follow`` cannot run with the other options
+    given, if so."""
+    follow = getattr(args, "follow", False)
+    if not args.oob and not follow:
         return None
-    others = [
-        name
-        for name, given in (("--split", args.split is not None), ("--pxe", args.pxe))
-        if given
-    ]
+    given = (
+        ("--split", args.split is not None),
+        ("--pxe", args.pxe),
+        ("--oob", args.oob and follow),
+    )
+    others = [name for name, on in given if on]
     if not others:
         return None
+    if follow:
+        return (
+            "--follow runs the standalone shape, Ironic inspecting by itself: "
+            "not with " + " or ".join(others)
+        )
     return (
         "--oob runs the standalone shape, its machines over Redfish: not with "
         + " or ".join(others)
@@ -97,11 +112,15 @@ def _demo(args: argparse.Namespace) -> int:
     if refusal := _demo_refusal(args):
         print(f"lab: {refusal}", file=sys.stderr)
         return 2
-    from lab.demos import in_band, out_of_band
+    from lab.demos import following, in_band, out_of_band
     from lab.demos.stage import DemoOptions
 
-    # --split and --pxe are refused with --oob above
-    run = out_of_band.run if args.oob else in_band.run
+    # --split and --pxe are refused with --oob and --follow above
+    run = in_band.run
+    if args.oob:
+        run = out_of_band.run
+    elif args.follow:
+        run = following.run
     try:
         return run(
             DemoOptions(

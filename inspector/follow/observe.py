@@ -11,6 +11,7 @@ from inspector.db import hardware_runs, introspections
 from inspector.db.engine import Database
 from inspector.history import diff
 from inspector.history import record as hardware_record
+from inspector.hooks import root_disk
 
 LOG = logging.getLogger(__name__)
 
@@ -40,6 +41,12 @@ def as_processed(inventory: Any, plugin_data: Any) -> dict[str, Any]:
         key: value for key, value in plugin.items() if key != "inventory"
     }
     data["inventory"] = inventory
+    if not isinstance(data.get("root_disk"), dict):
+        # Ironic's default hooks choose none (its root-device hook does):
+        # the one our root disk hook chooses without hints
+        chosen = root_disk.without_hints(inventory.get("disks") or [])
+        if chosen is not None:
+            data["root_disk"] = chosen
     parsed = plugin.get("parsed_lldp")
     if isinstance(parsed, dict):
         interfaces = data.get("all_interfaces")

@@ -95,6 +95,23 @@ def matches(hints: Data, disk: Data) -> bool:
     return True
 
 
+def _big_enough(disks: list[Any]) -> list[dict[str, Any]]:
+    return [
+        d
+        for d in disks
+        if isinstance(d, dict)
+        and isinstance(d.get("size"), int)
+        and d["size"] >= MIN_ROOT_DISK_BYTES
+    ]
+
+
+def without_hints(disks: list[Any]) -> dict[str, Any] | None:
+    """The root disk chosen without hints: the smallest disk that can hold
+    an image (None: none can, a diskless node)."""
+    big_enough = _big_enough(disks)
+    return min(big_enough, key=lambda d: d["size"]) if big_enough else None
+
+
 class RootDiskSelectionHook(ProcessingHook):
     """Reads ``inventory.disks``, the node's ``properties.root_device`` and the
     ramdisk's ``root_disk``; writes ``root_disk`` into the data."""
@@ -112,11 +129,7 @@ class RootDiskSelectionHook(ProcessingHook):
             LOG.warning("Node %s reported no disks; local_gb will be 0", ctx.uuid)
             data.pop("root_disk", None)
             return
-        big_enough = [
-            d
-            for d in disks
-            if isinstance(d.get("size"), int) and d["size"] >= MIN_ROOT_DISK_BYTES
-        ]
+        big_enough = _big_enough(disks)
         if hints:
             if not isinstance(hints, dict):
                 raise exceptions.ProcessingError(
@@ -136,7 +149,7 @@ class RootDiskSelectionHook(ProcessingHook):
         elif isinstance(data.get("root_disk"), dict) and data["root_disk"].get("size"):
             return  # the ramdisk's own choice stands
         elif big_enough:
-            data["root_disk"] = min(big_enough, key=lambda d: d["size"])
+            data["root_disk"] = without_hints(disks)
         else:
             # as ironic-inspector: no disk can hold an image, so the node is
             # treated as diskless (the ramdisk sends no root_disk then)

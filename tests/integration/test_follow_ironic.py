@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from lab.machines import ironic_agent
 from lab.machines.enroll import IronicAPI
 from lab.machines.hardware import Machine
 from lab.machines.redfish_nodes import MachineBmc, ironic_redfish_node
@@ -30,7 +31,6 @@ from lab.venvs import default_cache_dir
 from lab.waiting import wait_until
 from tests.integration.conftest import Client, Lab, metric, start_inspector
 
-CONTINUE = {"X-OpenStack-Ironic-API-Version": "1.96"}
 FOLLOW = {"enabled": "True", "poll_interval": "1", "full_scan_interval": "0"}
 
 
@@ -50,33 +50,6 @@ def inspector(
 @pytest.fixture(scope="module")
 def lab_module(ironic_api: IronicAPI) -> Lab:
     return Lab(ironic_api, seed=47)
-
-
-def ironic_inspects(api: IronicAPI, uuid: str, payload: dict[str, Any]) -> None:
-    """Ironic's own agent inspection of ``uuid`` (nothing boots: the test
-    posts the ramdisk's data to Ironic), ended in ``manageable``."""
-    api.request(
-        "PATCH",
-        f"/v1/nodes/{uuid}",
-        json=[{"op": "replace", "path": "/inspect_interface", "value": "agent"}],
-    )
-    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
-    wait_until(
-        lambda: api.node(uuid)["provision_state"],
-        60,
-        f"{uuid} to wait in Ironic's inspect wait",
-        until=lambda state: state == "inspect wait",
-        interval=0.2,
-    )
-    api.request("POST", "/v1/continue_inspection", json=payload, headers=CONTINUE)
-    node = wait_until(
-        lambda: api.node(uuid),
-        60,
-        f"{uuid} to end Ironic's inspection",
-        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
-        interval=0.2,
-    )
-    assert node["provision_state"] == "manageable", node["last_error"]
 
 
 def history(client: Client, uuid: str) -> list[dict[str, Any]]:
@@ -111,7 +84,7 @@ def test_each_inspection_is_one_run_of_its_history(
     client = Client(inspector.url)
     machine, uuid = lab_module.machine()
 
-    ironic_inspects(lab_module.api, uuid, machine.payload())
+    ironic_agent.inspect(lab_module.api, uuid, machine.payload())
     [run] = recorded(client, uuid, 1)
 
     assert (run["source"], run["interface"], run["state"]) == (
@@ -122,7 +95,7 @@ def test_each_inspection_is_one_run_of_its_history(
     status = client.get(f"/v1/introspection/{uuid}").json()
     assert status["finished"] and status["error"] is None
 
-    ironic_inspects(lab_module.api, uuid, replaced_disk(machine))
+    ironic_agent.inspect(lab_module.api, uuid, replaced_disk(machine))
     newest, first = recorded(client, uuid, 2)
     assert first["uuid"] == run["uuid"] and newest["changes"] == 2
     changes = client.get(f"/v1/introspection/{uuid}/changes").json()["changes"]
@@ -138,13 +111,13 @@ def test_what_ironic_finished_while_the_service_was_down(
 ) -> None:
     client = Client(inspector.url)
     (m1, before), (m2, during) = lab_module.machines(2)
-    ironic_inspects(lab_module.api, before, m1.payload())
+    ironic_agent.inspect(lab_module.api, before, m1.payload())
     recorded(client, before, 1)
 
     assert inspector.stop() == 0, inspector.log_tail()
     try:
-        ironic_inspects(lab_module.api, during, m2.payload())
-        ironic_inspects(lab_module.api, before, replaced_disk(m1))
+        ironic_agent.inspect(lab_module.api, during, m2.payload())
+        ironic_agent.inspect(lab_module.api, before, replaced_disk(m1))
     finally:
         inspector.start()
 
@@ -269,7 +242,7 @@ def test_notifications_record_within_seconds(
             until=lambda text: "by its notifications too" in text,
         )
         time.sleep(1)  # the first (whole) poll has ended
-        ironic_inspects(lab.api, uuid, machine.payload())
+        ironic_agent.inspect(lab.api, uuid, machine.payload())
         ended = time.monotonic()
         [run] = recorded(client, uuid, 1, timeout=10)
         took = time.monotonic() - ended

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from typing import Any
 
+from lab.machines import ironic_agent
 from lab.servers.inspector import InspectorServer
-from lab.waiting import wait_until
 from tests.integration.conftest import (
     Client,
     Lab,
@@ -22,7 +22,7 @@ from tests.integration.conftest import (
 )
 
 IRONIC_RULES = {"X-OpenStack-Ironic-API-Version": "1.96"}
-"""Ironic's inspection rules API (and /v1/continue_inspection) version."""
+"""Ironic's inspection rules API version."""
 INVENTORY_API = {"X-OpenStack-Ironic-API-Version": "1.81"}
 """Ironic's node inventory API (its plugin data)."""
 MANAGE = pathlib.Path(sys.executable).parent / "ironic-inspector-manage"
@@ -343,32 +343,6 @@ def _prepare(api: Any, uuid: str) -> str:
     return str(port)
 
 
-def _ironic_inspects(api: Any, uuid: str, payload: dict[str, Any]) -> None:
-    """Ironic's own agent inspection, the test as the ramdisk."""
-    api.request(
-        "PATCH",
-        f"/v1/nodes/{uuid}",
-        json=[{"op": "replace", "path": "/inspect_interface", "value": "agent"}],
-    )
-    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
-    wait_until(
-        lambda: api.node(uuid)["provision_state"],
-        60,
-        f"{uuid} to wait in Ironic's inspect wait",
-        until=lambda state: state == "inspect wait",
-        interval=0.2,
-    )
-    api.request("POST", "/v1/continue_inspection", json=payload, headers=IRONIC_RULES)
-    node = wait_until(
-        lambda: api.node(uuid),
-        60,
-        f"{uuid} to end Ironic's inspection",
-        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
-        interval=0.2,
-    )
-    assert node["provision_state"] == "manageable", node["last_error"]
-
-
 def _through_ironic(
     inspector: InspectorServer, client: Client, lab: Lab, tmp_path: pathlib.Path
 ) -> list[str]:
@@ -433,7 +407,7 @@ def test_same_rules_same_node_as_ironic_inspection(
         assert resp.status_code == 201, (rule["description"], resp.text)
     created = _through_ironic(inspector, client, lab, tmp_path)
     try:
-        _ironic_inspects(lab.api, a, payload_a)
+        ironic_agent.inspect(lab.api, a, payload_a)
         (status,) = introspect(client, (machine_b, b), payload=payload_b)
         assert status["state"] == "finished", status
     finally:

@@ -203,3 +203,25 @@ def test_demo_oob_refuses_the_shapes_it_does_not_run(
         assert message is not None and refused in message and "--oob" in message
     # without --oob the same options are the in-band demo's own
     assert cli.oob_refusal(cli._parser().parse_args(["demo", *extra])) is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [
+        ([], None),
+        (["--split", "2"], "--split"),
+        (["--pxe"], "--pxe"),
+        (["--oob"], "--oob"),
+    ],
+)
+def test_demo_follow_refuses_the_shapes_it_does_not_run(
+    extra: list[str], refused: str | None
+) -> None:
+    from lab import cli
+
+    args = cli._parser().parse_args(["demo", "--follow", *extra])
+    message = cli.oob_refusal(args)
+    if refused is None:
+        assert message is None
+    else:
+        assert message is not None and refused in message and "--follow" in message

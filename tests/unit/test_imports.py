@@ -106,7 +106,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # following Ironic's own inspections (issue 47): Ironic's stored data
     # read as a run of the history and recorded; the leader's periodic
     # task (conductor) and the push endpoint (api) call it
-    "follow": frozenset({"db", "baremetal", "history"}),
+    "follow": frozenset({"db", "baremetal", "history", "hooks"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
     "intake": frozenset(

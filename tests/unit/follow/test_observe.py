@@ -65,4 +65,25 @@ def test_what_is_not_an_inventory_is_refused(inventory: Any, message: str) -> No
 def test_plugin_data_of_another_shape_is_ignored() -> None:
     data = post()
     processed = observe.as_processed(data["inventory"], ["not", "a", "dict"])
-    assert processed == {"inventory": data["inventory"]}
+    assert set(processed) == {"inventory", "root_disk"}
+
+
+def test_without_ironics_root_disk_the_smallest_big_enough_disk_is() -> None:
+    """Ironic's default hooks choose no root disk: local_gb comes from the
+    disk our root disk hook chooses without hints."""
+    gib = 1024**3
+    inventory = {
+        "memory": {"physical_mb": 4096},
+        "disks": [
+            {"name": "/dev/sda", "size": 960 * gib},
+            {"name": "/dev/sdb", "size": 480 * gib},
+            {"name": "/dev/sdc", "size": 1 * gib},  # too small for an image
+        ],
+    }
+    processed = observe.as_processed(inventory, {})
+    assert processed["root_disk"]["name"] == "/dev/sdb"
+    summary = record.summarise(processed)
+    assert summary.facts["local_gb"] == 480
+    chosen = {"name": "/dev/sda", "size": 960 * gib}
+    kept = observe.as_processed(inventory, {"root_disk": chosen})
+    assert kept["root_disk"] == chosen
