@@ -50,8 +50,13 @@ def add_parser(subparsers: Any) -> None:
             metavar="FACT=VALUE",
             help="only nodes with this value of a fact (repeatable)",
         )
-    actions.add_parser("outliers", help="nodes unlike most of their peers")
-    actions.add_parser("cabling", help="switch links and cabling problems")
+    for name, text in (
+        ("outliers", "nodes unlike most of their peers"),
+        ("cabling", "switch links and cabling problems"),
+    ):
+        # the status is for scripts and monitoring, as pxe-filter list's
+        text += "; exit status 1 when there are any, 0 when there are none"
+        actions.add_parser(name, help=text, description=text)
     for parser in actions.choices.values():
         parser.add_argument("--json", action="store_true")
 
@@ -115,10 +120,18 @@ def _history(conf: cfg.ConfigOpts) -> int:
 
 
 INVENTORY_COLUMNS = {
-    "outliers": ("uuid", "fact", "value", "expected", "peers"),
+    "outliers": ("node", "fact", "value", "expected", "peers"),
     "summary": ("value", "count"),
     "cabling": ("kind", "detail", "nodes"),
 }
+"""The tables' columns; a node is shown as ``UUID (name)`` when its latest
+run knew its name (``--json`` answers as the API: UUIDs)."""
+
+
+def named(uuid: str, names: dict[str, str | None]) -> str:
+    """A node as the tables show it: ``UUID (name)``, or its UUID alone."""
+    name = names.get(uuid)
+    return f"{uuid} ({name})" if name else uuid
 
 
 def _inventory(conf: cfg.ConfigOpts) -> int:
@@ -144,19 +157,29 @@ def _inventory(conf: cfg.ConfigOpts) -> int:
         rows = queries.summary(fleet.snapshot(db).facts, command.group_by, filters)
         columns = INVENTORY_COLUMNS["summary"]
     elif command.action == "outliers":
+        facts = fleet.snapshot(db).facts
         rows = outliers.find(
-            fleet.snapshot(db).facts,
+            facts,
             peer_facts=list(opts.peer_facts),
             min_peers=opts.min_peers,
             share=opts.peer_share,
         )
+        if not command.json:
+            names = {node["uuid"]: node.get("name") for node in facts}
+            rows = [{**row, "node": named(row["uuid"], names)} for row in rows]
         columns = INVENTORY_COLUMNS["outliers"]
     else:
         rules = expected.configured(opts.expected_cabling)
-        view = cabling.view(fleet.snapshot(db).links, rules)
+        nodes = fleet.snapshot(db).links
+        view = cabling.view(nodes, rules)
         if command.json:
             print(json.dumps(view, indent=2))
         else:
+            names = {node["uuid"]: node.get("name") for node in nodes}
+            problems = [
+                {**problem, "nodes": [named(u, names) for u in problem["nodes"]]}
+                for problem in view["problems"]
+            ]
             print(
                 table(
                     view["links"],
@@ -172,7 +195,7 @@ def _inventory(conf: cfg.ConfigOpts) -> int:
                 )
             )
             print()
-            print(table(view["problems"], INVENTORY_COLUMNS["cabling"]))
+            print(table(problems, INVENTORY_COLUMNS["cabling"]))
         return 1 if view["problems"] else 0
     print(json.dumps(rows, indent=2) if command.json else table(rows, columns))
     return 1 if command.action == "outliers" and rows else 0

@@ -11,6 +11,8 @@ from typing import Any
 from oslo_config import cfg
 
 RULE_FORMATS = ("inspector", "ironic")
+"""``--format``'s choices: :data:`inspector.rules.exchange.FORMATS`, not
+imported for ``--help``'s sake."""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,8 +46,13 @@ def add_parser(subparsers: Any) -> None:
     trying.add_argument(
         "--rule", action="append", default=[], help="only this rule UUID (repeat)"
     )
+    import_text = (
+        "create the rules of a file: export's JSON list, or Ironic's rules "
+        "with --format ironic; every rule is checked before any is created, "
+        "a refusal names the file and the rule"
+    )
     importing = rule_actions.add_parser(
-        "import", help="create the rules of a JSON list (export's output)"
+        "import", help=import_text, description=import_text
     )
     importing.add_argument("file", help="path, or - for standard input")
     importing.add_argument(
@@ -62,14 +69,26 @@ def add_parser(subparsers: Any) -> None:
     )
 
 
-def _read_json(path: str) -> Any:
+def _read_text(path: str) -> str:
     from inspector import exceptions
 
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-        return json.loads(text)
-    except (OSError, ValueError) as exc:
+        if path == "-":
+            return sys.stdin.read()
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8
         raise exceptions.InvalidInput(f"Cannot read {path}: {exc}") from exc
+
+
+def _read_json(path: str, hint: str = "") -> Any:
+    from inspector import exceptions
+
+    text = _read_text(path)
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise exceptions.InvalidInput(f"Cannot read {path}: {exc}{hint}") from exc
 
 
 def _test(conf: cfg.ConfigOpts, db: Any) -> int:
@@ -108,13 +127,18 @@ def _read_rules_document(path: str, fmt: str) -> Any:
     from inspector import exceptions
 
     if fmt != "ironic":
-        return _read_json(path)
+        return _read_json(
+            path,
+            " (--format inspector reads JSON, as export writes it; Ironic's "
+            "rules, JSON or YAML: --format ironic; formats: "
+            f"{', '.join(RULE_FORMATS)})",
+        )
     import yaml
 
+    text = _read_text(path)
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
         return yaml.safe_load(text)  # JSON is YAML too
-    except (OSError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
         raise exceptions.InvalidInput(f"Cannot read {path}: {exc}") from exc
 
 

@@ -28,6 +28,8 @@ from inspector.rules import (
 
 INSPECTOR = "inspector"
 IRONIC = "ironic"
+FORMATS = (INSPECTOR, IRONIC)
+"""What ``--format`` may name, ours first (the default)."""
 COMPARED_AS_TEXT = (
     "Ironic compares its variables as text (a number against one fails its inspection)"
 )
@@ -137,9 +139,16 @@ def to_create(
     :raises InvalidInput: naming the rule and the construct or field.
     """
     if fmt == IRONIC:
-        items = ironic_import.rules_of(items, source)
+        try:
+            items = ironic_import.rules_of(items, source)
+        except exceptions.InvalidInput as exc:
+            raise exceptions.InvalidInput(
+                exc.message + format_hint(items, fmt)
+            ) from None
     elif not isinstance(items, list):
-        raise exceptions.InvalidInput(f"{source} must hold a JSON list of rules")
+        raise exceptions.InvalidInput(
+            f"{source} must hold a JSON list of rules" + format_hint(items, fmt)
+        )
     rules = []
     for index, item in enumerate(items):
         name = f"{source}: {ironic_format.rule_name(index, item)}"
@@ -150,15 +159,57 @@ def to_create(
             )
         if not isinstance(item, dict):
             raise exceptions.InvalidInput(f"{name}: must be an object (a rule)")
-        if fmt == INSPECTOR:  # as the API would take it (its message too)
-            body = {k: v for k, v in item.items() if k not in ("links", "built_in")}
-            rules.append(validation.validate(body, checks))
-            continue
         try:
-            rules.append(
-                validation.validate(ironic_import.from_ironic(item, ""), checks)
-            )
+            if fmt == INSPECTOR:  # as the API would take it (its message too)
+                body = {k: v for k, v in item.items() if k not in ("links", "built_in")}
+                rules.append(validation.validate(body, checks))
+            else:
+                rules.append(
+                    validation.validate(ironic_import.from_ironic(item, ""), checks)
+                )
         except exceptions.InvalidInput as exc:
             problem = exc.message.removeprefix("Invalid rule: ").removeprefix(": ")
-            raise exceptions.InvalidInput(f"{name}: {problem}") from None
+            raise exceptions.InvalidInput(
+                f"{name}: {problem}" + format_hint(item, fmt)
+            ) from None
     return rules
+
+
+def written_in(document: Any) -> str | None:
+    """The format the shape of a document (or of one rule) shows, when it
+    shows one: Ironic's conditions and actions are ``{op, args}``, ours
+    ``{op, field, ...}`` and ``{action, ...}``."""
+    if isinstance(document, dict) and "inspection_rules" in document:
+        return IRONIC  # Ironic's API answer
+    items = document if isinstance(document, list) else [document]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        conditions = _objects(item.get("conditions"))
+        actions = _objects(item.get("actions"))
+        if any("args" in part for part in conditions + actions) or any(
+            "op" in action for action in actions
+        ):
+            return IRONIC
+        if any("action" in action for action in actions) or any(
+            "field" in condition for condition in conditions
+        ):
+            return INSPECTOR
+    return None
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def format_hint(document: Any, fmt: str) -> str:
+    """What to add to a refusal of ``document`` read as ``fmt``: the
+    format it looks written in, when that is the other one."""
+    seen = written_in(document)
+    if seen is None or seen == fmt:
+        return ""
+    what = "Ironic's rule language" if seen == IRONIC else "this service's format"
+    return (
+        f" (it looks written in {what}: try --format {seen}; "
+        f"formats: {', '.join(FORMATS)})"
+    )

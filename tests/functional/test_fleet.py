@@ -234,6 +234,19 @@ def test_cabling_links_and_problems(
         in (unexpected["detail"])
     )
     assert "line 3" in unexpected["detail"]
+    # the manage command's table names each node by UUID and name, and
+    # its status says that there are problems
+    done = run_script(
+        tmp_path,
+        "ironic-inspector-manage",
+        database_conf(service) + f"[inventory]\nexpected_cabling = {cabling}\n",
+        "inventory",
+        "cabling",
+    )
+    assert done.returncode == 1, done.stderr
+    problems_table = done.stdout.split("\n\n", 1)[1]
+    for node, letter in ((a, "a"), (b, "b"), (c, "c")):
+        assert f"{node} (rack-{tag}-{letter})" in problems_table
 
 
 def test_malformed_expected_cabling_is_refused_naming_the_line(
@@ -330,6 +343,25 @@ def test_manage_inventory_reads_the_database(
     found = [o for o in json.loads(done.stdout) if o["uuid"] == odd["node_uuid"]]
     assert [(o["fact"], o["value"], o["expected"]) for o in found] == [
         ("memory_mb", 131072, 262144)
+    ]
+    # the table names the node by UUID and name: grep finds either
+    done = run_script(
+        tmp_path, "ironic-inspector-manage", conf, "inventory", "outliers"
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[0].split() == [
+        "node",
+        "fact",
+        "value",
+        "expected",
+        "peers",
+    ]
+    (line,) = [x for x in done.stdout.splitlines() if odd["node_uuid"] in x]
+    assert line.split()[:4] == [
+        odd["node_uuid"],
+        f"({odd['node_name']})",
+        "memory_mb",
+        "131072",
     ]
     done = run_script(
         tmp_path,

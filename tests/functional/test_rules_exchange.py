@@ -135,3 +135,43 @@ def test_untranslatable_refused_by_name(
     assert bad.returncode == 2
     assert "rule 1 (hook): actions[0]: api-call" in bad.stderr
     assert len(service.client.get("/v1/rules").get_json()["rules"]) == 1  # none added
+
+
+def test_a_broken_import_names_the_file_the_rule_and_the_formats(
+    service: Service, tmp_path: pathlib.Path
+) -> None:
+    """Ironic's rules read as ours, a file that is not JSON and a format
+    that does not exist: each refusal says what to do."""
+    ironic = tmp_path / "from-ironic.json"
+    ironic.write_text(
+        json.dumps(
+            [
+                {
+                    "uuid": "2d9e3a74-6c65-4e77-9c77-4f9f4d3e1a23",
+                    "description": "traits",
+                    "actions": [{"op": "add-trait", "args": ["CUSTOM_A"]}],
+                }
+            ]
+        )
+    )
+    refused = _manage(tmp_path, service, "import", str(ironic))
+    assert refused.returncode == 2
+    assert (
+        f"{ironic}: rule 0 (2d9e3a74-6c65-4e77-9c77-4f9f4d3e1a23, traits): "
+        "actions[0].action: " in refused.stderr
+    )
+    assert "try --format ironic; formats: inspector, ironic" in refused.stderr
+    yaml_file = tmp_path / "built-in.yaml"
+    yaml_file.write_text(IRONIC_YAML)
+    refused = _manage(tmp_path, service, "import", str(yaml_file))
+    assert refused.returncode == 2
+    assert f"Cannot read {yaml_file}: " in refused.stderr
+    assert "--format inspector reads JSON" in refused.stderr
+    assert "formats: inspector, ironic" in refused.stderr
+    refused = _manage(tmp_path, service, "import", "--format", "yaml", str(yaml_file))
+    assert refused.returncode == 2
+    assert "invalid choice: 'yaml' (choose from 'inspector', 'ironic')" in (
+        refused.stderr
+    )
+    assert "Traceback" not in refused.stderr
+    assert service.client.get("/v1/rules").get_json()["rules"] == []

@@ -1,8 +1,10 @@
 """What the guides quote of the code is what the code has: the API's
 newest version, the policy rules, the manage command's options."""
 
+import argparse
 import pathlib
 import re
+from typing import Any
 
 from inspector.api import policies, versions
 
@@ -84,3 +86,63 @@ def test_rules_guide_names_the_client_option_at_the_versions_that_need_it() -> N
     assert "answered from 1.24 only" in text and "shown from 1.25 only" in text
     assert versions.since("rule-language") == (1, 24)
     assert versions.since("rules-built-in") == (1, 25)
+
+
+def _actions(add_parser: Any, command: str) -> dict[str, argparse.ArgumentParser]:
+    """The parsers of ``command``'s actions, as the manage command builds them."""
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    (sub,) = [
+        a
+        for a in parser._subparsers._group_actions  # type: ignore[union-attr]
+        if isinstance(a, argparse._SubParsersAction)
+    ]
+    (actions,) = [
+        a
+        for a in sub.choices[command]._actions
+        if isinstance(a, argparse._SubParsersAction)
+    ]
+    return dict(actions.choices)
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    return {
+        s
+        for a in parser._actions
+        for s in a.option_strings
+        if s not in ("-h", "--help")
+    }
+
+
+def test_readme_lists_every_option_of_rules_export_and_import() -> None:
+    from inspector.cmd import manage_rules
+
+    rows = {
+        line.split("rules ", 1)[1].split(" ", 1)[0]: line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("| `ironic-inspector-manage --config-file F rules ")
+    }
+    for name, parser in _actions(manage_rules.add_parser, "rules").items():
+        usage = rows[name].split("` |", 1)[0]
+        for option in _options(parser):
+            assert f"[{option}" in usage, (name, option)
+        for action in parser._actions:
+            if action.choices and action.option_strings:
+                assert "\\|".join(action.choices) in usage, (name, action.dest)
+
+
+def test_the_status_of_outliers_and_cabling_is_told() -> None:
+    """The manage command's outliers and cabling exit 1 when they find
+    something (for scripts): their --help and README.md say so."""
+    from inspector.cmd import manage_fleet
+
+    actions = _actions(manage_fleet.add_parser, "inventory")
+    for name in ("outliers", "cabling"):
+        assert "exit status 1 when there are any" in (actions[name].description or "")
+    readme = (ROOT / "README.md").read_text()
+    (row,) = [
+        line
+        for line in readme.splitlines()
+        if "manage --config-file F inventory list" in line
+    ]
+    assert "`outliers` and `cabling` exit with status 1 when they find any" in row

@@ -481,3 +481,54 @@ def test_ironic_plugin_data_placeholder_is_read() -> None:
     ]
     with pytest.raises(exceptions.InvalidInput, match="args.plugin_data: Ironic fills"):
         exchange.to_create([rule], exchange.IRONIC, "f", validation.RuleChecks())
+
+
+IRONIC_RULE = {"description": "gpu", "actions": [{"op": "add-trait", "args": ["X"]}]}
+OUR_RULE = {
+    "description": "gpu",
+    "conditions": [{"op": "eq", "field": "cpu_arch", "value": "x86_64"}],
+    "actions": [{"action": "add-trait", "name": "CUSTOM_X"}],
+}
+
+
+def test_the_shape_of_a_document_tells_its_format() -> None:
+    assert exchange.written_in([IRONIC_RULE]) == exchange.IRONIC
+    assert exchange.written_in({"inspection_rules": []}) == exchange.IRONIC
+    assert exchange.written_in([OUR_RULE]) == exchange.INSPECTOR
+    assert exchange.written_in(OUR_RULE) == exchange.INSPECTOR
+    for unknown in ([], [{"description": "x"}], "text", [1]):
+        assert exchange.written_in(unknown) is None
+
+
+def test_a_refused_import_names_the_file_the_rule_and_the_format_it_looks_in() -> None:
+    checks = validation.RuleChecks()
+    with pytest.raises(exceptions.InvalidInput) as caught:
+        exchange.to_create(
+            [OUR_RULE, IRONIC_RULE], exchange.INSPECTOR, "r.json", checks
+        )
+    message = caught.value.message
+    assert message.startswith("r.json: rule 1 (gpu): actions[0].action: ")
+    assert message.endswith(
+        "(it looks written in Ironic's rule language: try --format ironic; "
+        "formats: inspector, ironic)"
+    )
+    with pytest.raises(exceptions.InvalidInput) as caught:
+        exchange.to_create([OUR_RULE], exchange.IRONIC, "r.json", checks)
+    assert caught.value.message.startswith("r.json: rule 0 (gpu): ")
+    assert "try --format inspector; formats: inspector, ironic" in caught.value.message
+    # a rule of the format asked for gets no hint, only its problem
+    bad = {**OUR_RULE, "actions": [{"action": "nope"}]}
+    with pytest.raises(exceptions.InvalidInput) as caught:
+        exchange.to_create([bad], exchange.INSPECTOR, "r.json", checks)
+    assert "r.json: rule 0 (gpu): actions[0].action: unknown action 'nope'" in (
+        caught.value.message
+    )
+    assert "--format" not in caught.value.message
+    with pytest.raises(exceptions.InvalidInput, match="try --format ironic"):
+        exchange.to_create(IRONIC_RULE, exchange.INSPECTOR, "r.json", checks)
+
+
+def test_the_manage_command_offers_every_format() -> None:
+    from inspector.cmd import manage_rules
+
+    assert manage_rules.RULE_FORMATS == exchange.FORMATS
