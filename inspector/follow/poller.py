@@ -168,10 +168,12 @@ class Follower:
         version = self._call(self.rt.baremetal.max_version)
         if version is not None:
             major, _dot, minor = version.partition(".")
-            if (int(major), int(minor or 0)) < INVENTORY_VERSION:
+            if not (major.isdigit() and (minor or "0").isdigit()):
+                LOG.warning("Ironic's API version %r is not MAJOR.MINOR", version)
+            elif (int(major), int(minor or 0)) < INVENTORY_VERSION:
                 self.refused = (
                     f"Ironic's API goes up to {version}: following its "
-                    "inspections needs 1.81 (the node inventory, Ironic 22.1 "
+                    "inspections needs 1.81 (the node inventory, Ironic 21.3 "
                     "and later); [ironic_follow]enabled has no effect"
                 )
                 LOG.error("%s", self.refused)
@@ -187,8 +189,8 @@ class Follower:
                 "refused",
                 f"{exc}: this service's Ironic user needs to list nodes and "
                 "read their inventory (Ironic's policies baremetal:node:list "
-                "and baremetal:node:inventory:get; a system-scoped reader, "
-                "or the service role, has both)",
+                "and baremetal:node:inventory:get; by Ironic's defaults a "
+                "system-scoped reader has both)",
             ) from exc
         except exceptions.BaremetalError as exc:
             raise Stop(
