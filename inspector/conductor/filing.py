@@ -41,12 +41,19 @@ class Outcome:
     processing did not get that far)."""
 
 
+def named(uuid: str, name: str | None) -> str:
+    """A node as the processing's log lines name it: ``UUID (name)`` when
+    its name is known, so that grep finds it by either."""
+    return f"{uuid} ({name})" if name else uuid
+
+
 def finish(
     rt: Runtime, record: IntrospectionRecord, done: Outcome
 ) -> IntrospectionRecord:
     """Record ``done``: the data filed, the introspection finished (with
     the writes it owes, if any)."""
     uuid = record.uuid
+    node = named(uuid, done.hardware.node_name if done.hardware else None)
     store = rt.stores.current()
     writes = None
     if done.pending is not None:
@@ -58,7 +65,7 @@ def finish(
         LOG.warning(
             "Introspection of node %s finished, but Ironic did not take "
             "its results (%s): pending %s; the reconcile will make them",
-            uuid,
+            node,
             done.pending.reason,
             owed.describe(done.pending.writes),
         )
@@ -69,7 +76,7 @@ def finish(
     finished = transitions.finished(rt.db, record, done.hardware, writes)
     if done.pending is None:
         store.settle(finished)
-    LOG.info("Introspection of node %s finished", uuid)
+    LOG.info("Introspection of node %s finished", node)
     return finished
 
 

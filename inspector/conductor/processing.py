@@ -139,7 +139,7 @@ def update_node(
     LOG.info(
         "Node %s updated in Ironic: %d property changes, %d ports created, "
         "%d deleted, %d traits added, %d removed, %d rules applied",
-        uuid,
+        filing.named(uuid, node.get("name")),
         len(ctx.node_patches),
         len(ctx.ports_to_create),
         len(ctx.ports_to_delete),
@@ -177,7 +177,7 @@ def _observe(
     if changes:
         LOG.info(
             "Node %s: %d hardware changes in %d components since run %s",
-            hardware.node_uuid,
+            filing.named(hardware.node_uuid, hardware.node_name),
             len(changes),
             hardware.change_count,
             previous_run,

@@ -110,7 +110,7 @@ def start(
         )
     LOG.info(
         "Introspection of node %s recorded (manage_boot=%s, mode %s)",
-        uuid,
+        f"{uuid} ({node['name']})" if node.get("name") else uuid,
         manage_boot,
         mode,
     )

@@ -407,6 +407,27 @@ def test_debug_follows_a_node(
     assert ("set_boot_device", uuid) in service.ironic.calls
 
 
+def test_log_lines_name_the_node_by_name_too(
+    service: Service, node: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``grep NODE-NAME`` finds the start, the Ironic update and the end:
+    those lines name the node ``UUID (name)``."""
+    uuid, name = node["uuid"], node["name"]
+    with caplog.at_level(logging.INFO, logger="inspector"):
+        assert introspect(service, node)["state"] == states.FINISHED
+        expected = (
+            f"Introspection of node {uuid} ({name}) recorded",
+            f"Node {uuid} ({name}) updated in Ironic",
+            f"Introspection of node {uuid} ({name}) finished",
+        )
+
+        def missing() -> list[str]:
+            lines = [r.getMessage() for r in caplog.records]
+            return [e for e in expected if not any(e in line for line in lines)]
+
+        wait_until(missing, 10, "the lines naming the node", until=lambda m: not m)
+
+
 def test_ports_read_at_start_serve_the_processing(
     service: Service, node: dict[str, Any], payload: Any
 ) -> None:
