@@ -98,8 +98,10 @@ def test_read_only(service: Service, built_in: pathlib.Path) -> None:
     for version in ("1.24", "1.25"):
         resp = service.client.delete(f"/v1/rules/{FIRST}", headers={V: version})
         assert resp.status_code == 409
-        assert "built-in rule" in resp.get_json()["error"]["message"]
-        assert FIRST in resp.get_json()["error"]["message"]
+        assert resp.get_json()["error"]["message"] == (
+            f"Rule {FIRST} is a built-in rule (from [rules]built_in_rules): "
+            "change the file and send the services SIGHUP"
+        )
     taken = service.client.post(
         "/v1/rules",
         json={"uuid": NAMED, "actions": [{"action": "add-trait", "name": "CUSTOM_X"}]},

@@ -93,9 +93,9 @@ def test_listing_filters_typed_and_pages(service: Service) -> None:
 @pytest.mark.parametrize(
     ("query", "named"),
     [
-        ("fields=uuid,colour", "'colour' in fields"),
+        ("fields=uuid,colour", "Unknown fact 'colour' in fields; the facts are uuid, "),
         ("colour=red", "'colour' in the filters"),
-        ("memory_mb=lots", "memory_mb: 'lots', expected an integer"),
+        ("memory_mb=lots", "Invalid value for memory_mb: 'lots', expected an integer"),
         ("finished_at=yesterday", "finished_at: 'yesterday'"),
         ("limit=-1", "limit: -1"),
         ("limit=ten", "limit: 'ten'"),
@@ -234,6 +234,11 @@ def test_cabling_links_and_problems(
         in (unexpected["detail"])
     )
     assert "line 3" in unexpected["detail"]
+    lonely = next(p for p in problems if p["kind"] == "no-neighbour")
+    assert lonely["detail"] == (
+        f"the PXE NIC eno1 (52:54:00:aa:00:04) of node rack-{tag}-c ({c}) "
+        "has no LLDP data (no switch seen)"
+    )
     # the manage command's table names each node by UUID and name, and
     # its status says that there are problems
     done = run_script(
@@ -255,8 +260,12 @@ def test_malformed_expected_cabling_is_refused_naming_the_line(
     cabling = tmp_path / "cabling.csv"
     cabling.write_text("node-1, eno1, tor-1, Ethernet1\nnode-2, eno1, tor-1\n")
     conf.set_override("expected_cabling", str(cabling), group="inventory")
-    with pytest.raises(exceptions.ConfigError, match="cabling.csv line 2: expected 4"):
+    with pytest.raises(exceptions.ConfigError) as caught:
         expected.configured(conf.inventory.expected_cabling)
+    assert caught.value.message == (
+        f"Invalid configuration: [inventory]expected_cabling: {cabling} line 2: "
+        "expected 4 comma-separated fields (node, nic, switch, port), found 3"
+    )
 
 
 def test_fleet_page_escapes_and_links(service: Service) -> None:

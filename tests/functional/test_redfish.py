@@ -137,7 +137,12 @@ def test_masked_password_is_400(service: Service, bmc: StaticBmc) -> None:
     for mode in ("out-of-band", "auto"):
         resp = _start(service, node["uuid"], mode)
         assert resp.status_code == 400
-        assert "show_password" in resp.get_json()["error"]["message"]
+        message = resp.get_json()["error"]["message"]
+        assert message.startswith(
+            f"Ironic hides the Redfish password of node {node['uuid']} from "
+            "this service"
+        )
+        assert '"show_password": "role:service"' in message
 
 
 @pytest.mark.parametrize(

@@ -157,7 +157,7 @@ def test_wrong_password(conf: cfg.ConfigOpts, bmc: StaticBmc) -> None:
         collect.collect(
             _short(conf), _creds(bmc, "/redfish/v1/Systems/full", password="nope")
         )
-    assert "refused the credentials" in caught.value.message
+    assert "the BMC refused the credentials (HTTP 401/403)" in caught.value.message
     assert bmc.url in caught.value.message
 
 
