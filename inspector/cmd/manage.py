@@ -23,6 +23,10 @@ a UUID, or the node's name as its last run recorded it).
 cabling`` (each ``[--json]``) read the fleet view from the database, as
 ``GET /v1/inventory`` and its siblings answer; outliers and cabling exit
 with status 1 when they find any.
+``import upstream --connection URL | --url URL [--dry-run] [--json]``
+imports a running ironic-inspector 12.x deployment
+(:mod:`inspector.cmd.manage_import`); status 1 when a node it is working
+on stops it.
 """
 
 import json
@@ -32,7 +36,7 @@ from typing import Any
 from oslo_config import cfg
 
 from inspector import bootstrap
-from inspector.cmd import manage_fleet, manage_rules
+from inspector.cmd import manage_fleet, manage_import, manage_rules
 from inspector.cmd.tables import table
 
 PROG = "ironic-inspector-manage"
@@ -106,6 +110,7 @@ def _add_commands(subparsers: Any) -> None:
     )
     sync.add_argument("--json", action="store_true")
     manage_fleet.add_parser(subparsers)
+    manage_import.add_parser(subparsers)
 
 
 COMMAND = cfg.SubCommandOpt("command", title="Commands", handler=_add_commands)
@@ -239,6 +244,8 @@ def run(conf: cfg.ConfigOpts) -> int:
         return _pxe_filters(conf)
     if conf.command.name == "rules":
         return manage_rules.run(conf)
+    if conf.command.name == "import":
+        return manage_import.run(conf)
     group = _service_group(conf)
     action = conf.command.action
     if action == "list":

@@ -1,6 +1,7 @@
 """Introspection rules kept in the database, as validated rule dicts."""
 
 import collections
+import datetime
 import json
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, cast
@@ -131,55 +132,75 @@ def version_and_rules(db: Database, known: int | None) -> tuple[int, list[Any] |
 
 def create(db: Database, rule: dict[str, Any]) -> dict[str, Any]:
     """Store a rule that :func:`inspector.rules.validation.validate` returned."""
-    uuid = rule["uuid"]
     try:
         with db.begin() as conn:
-            if conn.execute(_RULE, {"uuid": uuid}).first() is not None:
-                raise RuleExists(uuid=uuid)
-            conn.execute(
-                sa.insert(_RULES),
-                {
-                    "uuid": uuid,
-                    "created_at": models.utcnow(),
-                    "description": rule["description"],
-                    "scope": rule["scope"],
-                    "priority": rule.get("priority", 0),
-                    "sensitive": rule.get("sensitive", False),
-                    "language": rule.get("language", 1),
-                    "disabled": False,
-                },
-            )
-            _bump(conn)
-            if rule["conditions"]:
-                conn.execute(
-                    sa.insert(_CONDITIONS),
-                    [
-                        {
-                            "rule_uuid": uuid,
-                            "op": c["op"],
-                            "field": c["field"],
-                            "multiple": c["multiple"],
-                            "invert": c["invert"],
-                            "params": _params(c, CONDITION_COLUMNS),
-                        }
-                        for c in rule["conditions"]
-                    ],
-                )
-            if rule["actions"]:
-                conn.execute(
-                    sa.insert(_ACTIONS),
-                    [
-                        {
-                            "rule_uuid": uuid,
-                            "action": a["action"],
-                            "params": _params(a, {"action"}),
-                        }
-                        for a in rule["actions"]
-                    ],
-                )
-            return _with_parts(conn, [conn.execute(_RULE, {"uuid": uuid}).one()])[0]
+            return insert(conn, rule)
     except sa_exc.IntegrityError:  # created concurrently with the same UUID
-        raise RuleExists(uuid=uuid) from None
+        raise RuleExists(uuid=rule["uuid"]) from None
+
+
+def exists(conn: sa.Connection, uuid: str) -> bool:
+    """Whether a rule of ``uuid`` is stored (in the caller's transaction)."""
+    return conn.execute(_RULE, {"uuid": uuid}).first() is not None
+
+
+def insert(
+    conn: sa.Connection,
+    rule: dict[str, Any],
+    *,
+    created_at: datetime.datetime | None = None,
+    disabled: bool = False,
+) -> dict[str, Any]:
+    """Store a validated rule within the caller's transaction (an import
+    keeps the source's creation time and disabled flag).
+
+    :raises RuleExists: a rule of that UUID is stored.
+    """
+    uuid = rule["uuid"]
+    if exists(conn, uuid):
+        raise RuleExists(uuid=uuid)
+    conn.execute(
+        sa.insert(_RULES),
+        {
+            "uuid": uuid,
+            "created_at": created_at or models.utcnow(),
+            "description": rule["description"],
+            "scope": rule["scope"],
+            "priority": rule.get("priority", 0),
+            "sensitive": rule.get("sensitive", False),
+            "language": rule.get("language", 1),
+            "disabled": disabled,
+        },
+    )
+    _bump(conn)
+    if rule["conditions"]:
+        conn.execute(
+            sa.insert(_CONDITIONS),
+            [
+                {
+                    "rule_uuid": uuid,
+                    "op": c["op"],
+                    "field": c["field"],
+                    "multiple": c["multiple"],
+                    "invert": c["invert"],
+                    "params": _params(c, CONDITION_COLUMNS),
+                }
+                for c in rule["conditions"]
+            ],
+        )
+    if rule["actions"]:
+        conn.execute(
+            sa.insert(_ACTIONS),
+            [
+                {
+                    "rule_uuid": uuid,
+                    "action": a["action"],
+                    "params": _params(a, {"action"}),
+                }
+                for a in rule["actions"]
+            ],
+        )
+    return _with_parts(conn, [conn.execute(_RULE, {"uuid": uuid}).one()])[0]
 
 
 def get(db: Database, uuid: str) -> dict[str, Any]:

@@ -107,6 +107,10 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     # read as a run of the history and recorded; the leader's periodic
     # task (conductor) and the push endpoint (api) call it
     "follow": frozenset({"db", "baremetal", "history", "hooks"}),
+    # importing an ironic-inspector 12.x deployment (issue 48): its rules
+    # judged as ours are, its data read as a hardware record; the manage
+    # command runs it
+    "importing": frozenset({"db", "rules", "history", "hooks"}),
     "jsonrpc": frozenset({"net"}),
     "pxe_filter": frozenset({"db", "baremetal"}),
     "intake": frozenset(
