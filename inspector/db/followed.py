@@ -145,6 +145,30 @@ def finish_pushed(db: Database, inspection: Inspection) -> bool:
         return _swap(conn, inspection, row, row.run)
 
 
+def ended_push(db: Database, inspection: Inspection) -> bool:
+    """A poll (or a notification) saw ``inspection`` ended: Ironic clears
+    a node's ``inspection_started_at`` when its inspection ends well, so
+    the poll knows the finish only. When the node's row is a push's (a
+    start, no finish) from no later than that finish, that inspection is
+    the one that ended: the row takes the finish (the marker moves on) and
+    nothing more is recorded; True when it was that case.
+
+    (Were the pushed inspection followed, within one poll interval, by
+    another whose push has not arrived yet, the finish is the later one's;
+    that push, resent from the hook's spool, is recorded when it arrives.)
+    """
+    if inspection.finished_at is None:
+        return False
+    with db.begin() as conn:
+        row = conn.execute(_ROW, {"node": inspection.node_uuid}).first()
+        if row is None or row.finished_at is not None or row.started_at is None:
+            return False
+        if row.started_at > inspection.finished_at:
+            return False
+        ended = Inspection(inspection.node_uuid, row.started_at, inspection.finished_at)
+        return _swap(conn, ended, row, row.run)
+
+
 def skip(db: Database, inspection: Inspection) -> bool:
     """Mark ``inspection`` as seen without a run (its inventory could not
     be read for good: deleted, refused, not an inventory), so a poll goes

@@ -4,14 +4,19 @@ Ironic, recorded once as Ironic's inspection, its data kept for a
 reapply and its ramdisk logs written as the ramdisk's own.
 
 The hook pushes during the inspection, holding the node's lock, so
-Ironic's node shows the inspection running: the push must name the start
-time Ironic shows (``inspection_started_at``), or it is refused and
-logged (a push for a node Ironic does not have, for an inspection Ironic
-has replaced or failed, or made up). Recorded with that start and no
-finish (:func:`inspector.db.followed.record`): a poll that later sees the
-inspection finished adds its finish and records nothing more, and a
-duplicate push (the hook's spool resends what it could not see answered)
-records nothing either.
+Ironic's node shows the inspection running with the start the push
+names (``inspection_started_at``). A push resent from the hook's spool
+may arrive after the inspection ended, and Ironic clears the start when
+an inspection ends well: then Ironic's last finish must come after the
+pushed start. Anything else is refused and logged: a node Ironic does not
+have, an inspection Ironic failed or has replaced, a made-up start.
+
+A push is recorded with its start and no finish
+(:func:`inspector.db.followed.record`); a poll that later sees the
+inspection ended gives the row its finish
+(:func:`inspector.db.followed.ended_push`) and records nothing more. A
+duplicate (a resend of a push that was taken), or a push of an
+inspection a poll recorded first, records nothing either.
 """
 
 import dataclasses
@@ -28,6 +33,7 @@ from inspector.db import (
     stored_data,
 )
 from inspector.follow import observe, poller
+from inspector.history import record as hardware_record
 from inspector.runtime import Runtime
 
 LOG = logging.getLogger(__name__)
@@ -74,10 +80,11 @@ def _started(push: Push) -> datetime.datetime:
 
 
 def _ironic_node(rt: Runtime, push: Push, started: datetime.datetime) -> Any:
-    """Ironic's node, if it shows the pushed inspection as its current one.
+    """Ironic's node, if it shows the pushed inspection: running with
+    that start, or ended well since (no start, a finish after it).
 
     :raises NodeNotFound: Ironic has no such node.
-    :raises InspectionMismatch: its inspection started at another time.
+    :raises InspectionMismatch: Ironic shows another inspection, or none.
     :raises ServiceUnavailable: Ironic cannot be asked (the push may be
         sent again).
     """
@@ -98,23 +105,31 @@ def _ironic_node(rt: Runtime, push: Push, started: datetime.datetime) -> Any:
             "to read nodes (Ironic's policy baremetal:node:get)"
         ) from exc
     current = poller.parse_time(node.get("inspection_started_at"))
-    if current != started:
-        shown = current.isoformat() if current else "no inspection"
-        LOG.warning(
-            "Refused a push of Ironic's inspection of node %s from %s: it "
-            "says the inspection started at %s, Ironic shows %s",
-            uuid,
-            push.caller,
-            started.isoformat(),
-            shown,
+    finished = poller.parse_time(node.get("inspection_finished_at"))
+    if current == started:
+        return node  # running: the hook's own push
+    if current is None and finished is not None and finished >= started:
+        return node  # ended well since: a push the hook resent
+    if current is not None:
+        shown = f"Ironic is running an inspection started at {current.isoformat()}"
+    elif finished is not None:
+        shown = (
+            "Ironic's last inspection of the node finished at "
+            f"{finished.isoformat()}, before that"
         )
-        raise InspectionMismatch(
-            f"Node {uuid}: the pushed inspection started at "
-            f"{started.isoformat()}, but Ironic shows "
-            + (f"its inspection started at {shown}" if current else shown)
-            + ": only the inspection Ironic is running (or ran last) is taken"
-        )
-    return node
+    else:
+        shown = "Ironic shows no inspection of the node (it failed, or none ran)"
+    LOG.warning(
+        "Refused a push of Ironic's inspection of node %s from %s, started at %s: %s",
+        uuid,
+        push.caller,
+        started.isoformat(),
+        shown,
+    )
+    raise InspectionMismatch(
+        f"Node {uuid}: the pushed inspection started at {started.isoformat()}, "
+        f"but {shown}: only the inspection Ironic runs, or ended last, is taken"
+    )
 
 
 def _ours_running(rt: Runtime, inspection: followed.Inspection) -> bool:
@@ -130,6 +145,26 @@ def _ours_running(rt: Runtime, inspection: followed.Inspection) -> bool:
     return row.started_at is not None and row.started_at <= inspection.started_at
 
 
+def _recorded(
+    inspection: followed.Inspection, known: followed.Inspection | None
+) -> str | None:
+    """Why the node's row ``known`` makes the pushed ``inspection``
+    nothing to record; None when it is new."""
+    if known is None:
+        return None
+    assert inspection.started_at is not None
+    if inspection.same_as(known):
+        return "already recorded"
+    if known.started_at is not None and known.started_at > inspection.started_at:
+        return "a later inspection of the node is recorded: not recorded"
+    if known.started_at is None and known.finished_at is not None:
+        # a poll's (Ironic shows no start once an inspection ended): this
+        # inspection, or a later one, if it ended after the pushed start
+        if known.finished_at >= inspection.started_at:
+            return "already recorded"
+    return None
+
+
 def accept(rt: Runtime, push: Push) -> Taken:
     """Check ``push`` against Ironic and record it, unless recorded.
 
@@ -140,8 +175,7 @@ def accept(rt: Runtime, push: Push) -> Taken:
     uuid = push.node_uuid
     started = _started(push)
     node = _ironic_node(rt, push, started)
-    finished = poller.parse_time(node.get("inspection_finished_at"))
-    inspection = followed.Inspection(uuid, started, finished)
+    inspection = followed.Inspection(uuid, started, None)
     if _ours_running(rt, inspection):
         return Taken(
             False, None, "part of an introspection of this service: not recorded"
@@ -150,10 +184,9 @@ def accept(rt: Runtime, push: Push) -> Taken:
         push.data.get("inventory"),
         {k: v for k, v in push.data.items() if k != "inventory"},
     )
-    known = followed.seen(rt.db, [uuid]).get(uuid)
-    recorded = False
+    why = _recorded(inspection, followed.seen(rt.db, [uuid]).get(uuid))
     run = None
-    if not inspection.same_as(known):
+    if why is None:
         run = observe.run_of(
             rt.db,
             {"uuid": uuid, "name": node.get("name")},
@@ -161,20 +194,21 @@ def accept(rt: Runtime, push: Push) -> Taken:
             SOURCE,
             node.get("inspect_interface"),
         )
-        recorded = followed.record(rt.db, inspection, run)
-    if not recorded:
-        # a resend, or the poll got there first: its data may still be
-        # missing for a reapply
-        if _latest_is(rt, uuid, started):
+        if not followed.record(rt.db, inspection, run):
+            why = "already recorded"
+    if why is not None:
+        # a resend, or a poll got there first: the node's latest run may
+        # still lack the data a reapply needs
+        if _latest_record_is(rt, uuid, data):
             _keep(rt, uuid, push.data, data)
         LOG.info(
-            "Node %s: Ironic's inspection started at %s, pushed from %s, is "
-            "recorded already",
+            "Node %s: Ironic's inspection started at %s, pushed from %s: %s",
             uuid,
             started.isoformat(),
             push.caller,
+            why,
         )
-        return Taken(False, None, "already recorded")
+        return Taken(False, None, why)
     assert run is not None
     _keep(rt, uuid, push.data, data)
     _write_logs(rt, push)
@@ -192,20 +226,18 @@ def accept(rt: Runtime, push: Push) -> Taken:
     return Taken(True, run.run, "recorded")
 
 
-def _latest_is(rt: Runtime, uuid: str, started: datetime.datetime) -> bool:
-    """Whether the node's latest run is Ironic's inspection that started
-    at ``started`` (so its data is the node's data to reapply)."""
+def _latest_record_is(rt: Runtime, uuid: str, data: dict[str, Any]) -> bool:
+    """Whether the node's latest run is Ironic's and holds the record this
+    data makes (so the data is that run's, for a reapply)."""
     try:
         latest = introspections.get(rt.db, uuid).hardware_run
     except exceptions.IntrospectionNotFound:
         return False
     newest = hardware_runs.history(rt.db, uuid, limit=1)
-    return bool(
-        newest
-        and newest[0].uuid == latest
-        and newest[0].source == SOURCE
-        and newest[0].started_at == started
-    )
+    if not newest or newest[0].uuid != latest or newest[0].source != SOURCE:
+        return False
+    recorded = hardware_runs.get_record(rt.db, latest)
+    return bool(recorded == hardware_record.summarise(data).record)
 
 
 def _keep(

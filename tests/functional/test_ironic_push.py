@@ -134,7 +134,8 @@ def test_a_forged_start_is_refused_logged_and_never_recorded(
     assert resp.status_code == 409, resp.get_json()
     message = resp.get_json()["error"]["message"]
     assert (
-        "Ironic shows its inspection started at 2026-12-01T10:00:00.123456" in message
+        "Ironic is running an inspection started at 2026-12-01T10:00:00.123456"
+        in message
     )
     assert "Refused a push" in caplog.text and "127.0.0.1 (user ironic)" in caplog.text
     assert service.client.get(f"/v1/introspection/{node['uuid']}").status_code == 404
