@@ -33,9 +33,14 @@ class Settings:
         return self.url.rstrip("/") + PATH
 
 
-def list_opts() -> list[Any]:
-    """The options (oslo.config ``Opt`` objects): the entry point
-    ``oslo.config.opts`` of Ironic's sample configuration reads them."""
+def list_opts() -> list[tuple[str, list[Any]]]:
+    """The group and its options, for the entry point ``oslo.config.opts``
+    (``oslo-config-generator --namespace inspector_push``)."""
+    return [(GROUP, options())]
+
+
+def options() -> list[Any]:
+    """The options (oslo.config ``Opt`` objects)."""
     from oslo_config import cfg
 
     return [
@@ -113,7 +118,7 @@ def list_opts() -> list[Any]:
 
 def register(conf: Any) -> None:
     """Register the options on ``conf`` (Ironic's ``CONF``), once."""
-    conf.register_opts(list_opts(), group=GROUP)
+    conf.register_opts(options(), group=GROUP)
 
 
 def from_conf(conf: Any) -> Settings:

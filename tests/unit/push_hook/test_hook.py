@@ -51,6 +51,14 @@ def conf(tmp_path: pathlib.Path, **options: Any) -> cfg.ConfigOpts:
     return found
 
 
+def test_the_options_are_listed_for_the_sample_generator() -> None:
+    ((group, found),) = settings.list_opts()
+    assert group == "inspector_push"
+    names = {opt.name for opt in found}
+    assert {"url", "auth_type", "timeout", "spool_dir", "spool_max"} <= names
+    assert next(o for o in found if o.name == "password").secret
+
+
 def test_the_body_keeps_the_logs_apart_and_the_plugin_data_as_it_was() -> None:
     data = plugin_data()
 
