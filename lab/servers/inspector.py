@@ -42,9 +42,13 @@ class InspectorServer(ServerProcess):
         port: int | None = None,
         database_url: str | None = None,
         options: dict[str, dict[str, str]] | None = None,
+        address: str = "127.0.0.1",
     ) -> None:
+        """``address``: the loopback address it listens on (another than
+        127.0.0.1 where a host name resolves to that one)."""
         super().__init__(work_dir, "inspector.log", port, "inspector.stdout")
         self.name = self.program
+        self.address = address
         self.ironic_url = ironic_url
         self.database_url = (
             database_url or f"sqlite:///{self.work_dir / 'inspector.sqlite'}"
@@ -55,7 +59,7 @@ class InspectorServer(ServerProcess):
     @property
     def url(self) -> str:
         """The API's URL; https:// when the options set ``use_ssl``."""
-        return f"{self.scheme}://127.0.0.1:{self.port}"
+        return f"{self.scheme}://{self.address}:{self.port}"
 
     @property
     def scheme(self) -> str:
@@ -71,7 +75,7 @@ class InspectorServer(ServerProcess):
         groups: dict[str, dict[str, str]] = {
             "DEFAULT": {
                 "standalone": "True",
-                "listen_address": "127.0.0.1",
+                "listen_address": self.address,
                 "listen_port": str(self.port),
                 "introspection_delay": "0",
                 "host": "lab-inspector",
@@ -113,7 +117,7 @@ class InspectorServer(ServerProcess):
         if self.unix_socket or self.scheme == "https":
             # no plain HTTP GET reaches a socket or a TLS port (whose client
             # may need a certificate): it is up once it accepts
-            return loopback.accepts(self.unix_socket or ("127.0.0.1", self.port))
+            return loopback.accepts(self.unix_socket or (self.address, self.port))
         return loopback.answers_http(self.url + "/")
 
     def _ready_means(self) -> str:
@@ -176,7 +180,7 @@ class ApiServer(InspectorServer):
         return [
             *super()._command()[:1],
             "--host",
-            "127.0.0.1",
+            self.address,
             "--port",
             str(self.port),
             "--",

@@ -1,6 +1,9 @@
-"""Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback."""
+"""Runs a real Ironic (PyPI ``ironic``, fake-hardware) on loopback: Ironic
+39 by default, or Ironic 32.1, the last release that drives an inspector
+through its ``inspector`` inspect interface."""
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -18,6 +21,43 @@ from lab.venvs import install_venv
 LOG = logging.getLogger(__name__)
 
 IRONIC_REQUIREMENT = "ironic==39.*"
+
+
+@dataclasses.dataclass(frozen=True)
+class Release:
+    """One Ironic release the lab runs: what pip installs, into which
+    virtualenv of the cache, and how its configuration differs from the
+    lab's (:data:`INTERFACES` and the options written before the caller's)."""
+
+    requirement: str
+    venv_name: str
+    interfaces: dict[str, str] = dataclasses.field(default_factory=dict)
+    options: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
+
+
+RELEASES = {
+    "39": Release(IRONIC_REQUIREMENT, "ironic-venv"),
+    # the newest release with the inspector interface; it starts only with
+    # oslo.service 4.3 (2025.2): 4.8 dropped the no_fork argument its
+    # ``ironic`` command passes to the service launcher
+    "32.1": Release(
+        "ironic==32.1.0 oslo.service==4.3.0",
+        "ironic-32.1-venv",
+        interfaces={
+            # inspector (ironic-inspector's API, i.e. ours) for every node
+            # the lab enrolls; agent and redfish inspection are Ironic 39's
+            "enabled_inspect_interfaces": "inspector,fake,no-inspect",
+            "default_inspect_interface": "inspector",
+        },
+        options={
+            # the status poll of an inspection (60 s by default)
+            "inspector": {"status_check_period": "2"},
+            # where the interface copies the processed data to
+            "inventory": {"data_backend": "database"},
+        },
+    ),
+}
+"""The releases by the name :class:`IronicServer` takes; 39 by default."""
 
 INTERFACES = {
     # redfish too: [redfish]engine = ironic runs Ironic's own redfish
@@ -70,23 +110,30 @@ class IronicServer(ServerProcess):
         api_workers: int = 2,
         extra_config: dict[str, dict[str, str]] | None = None,
         python_path: list[pathlib.Path] | None = None,
+        release: str = "39",
     ) -> None:
         """``extra_config``: more options by section (written after the
         lab's, so they win); ``python_path``: directories put on Ironic's
         ``PYTHONPATH`` (a package installed there with ``pip --target``,
-        its entry points found as if installed in Ironic's venv)."""
+        its entry points found as if installed in Ironic's venv);
+        ``release``: a name of :data:`RELEASES`, each installed into a
+        virtualenv of its own."""
         super().__init__(work_dir, "ironic.log", port, "ironic.stdout")
+        self.release = RELEASES[release]
+        self.name = f"Ironic {release}"
         self.extra_config = extra_config or {}
         self.python_path = python_path or []
         self.cache_dir = pathlib.Path(cache_dir)
         self.host = host
         self.database_url = database_url
         self.api_workers = api_workers
-        self.requirement = IRONIC_REQUIREMENT
-        self.venv = self.cache_dir / "ironic-venv"
+        self.requirement = self.release.requirement
+        self.venv = self.cache_dir / self.release.venv_name
         if database_url is not None:
             self.requirement += " psycopg2-binary"
-            self.venv = self.cache_dir / "ironic-pg-venv"
+            self.venv = self.cache_dir / self.release.venv_name.replace(
+                "-venv", "-pg-venv"
+            )
         self.config_file = self.work_dir / "ironic.conf"
         self.policy_file = self.work_dir / "policy.yaml"
 
@@ -96,7 +143,9 @@ class IronicServer(ServerProcess):
 
     def install(self) -> pathlib.Path:
         """Install Ironic into its own venv once; later calls return at once."""
-        return install_venv(self.venv, self.requirement, "Ironic", "about 30 s")
+        return install_venv(
+            self.venv, self.requirement, self.name, "30 s to a few minutes"
+        )
 
     def _write_config(self) -> None:
         production = self.database_url is not None
@@ -110,7 +159,8 @@ class IronicServer(ServerProcess):
             f"log_file = {self.log_file}",
             "use_stderr = False",
         ]
-        lines += [f"{k} = {v}" for k, v in INTERFACES.items()]
+        interfaces = {**INTERFACES, **self.release.interfaces}
+        lines += [f"{k} = {v}" for k, v in interfaces.items()]
         lines += [
             "default_network_interface = noop",
             "[api]",
@@ -145,7 +195,11 @@ class IronicServer(ServerProcess):
             "host_ip = 127.0.0.1",
             f"port = {loopback.free_port()}",
         ]
-        for section, options in self.extra_config.items():
+        # oslo.config merges a section written twice; the later value wins
+        for section, options in [
+            *self.release.options.items(),
+            *self.extra_config.items(),
+        ]:
             lines.append(f"[{section}]")
             lines += [f"{key} = {value}" for key, value in options.items()]
         self.config_file.write_text("\n".join(lines) + "\n")

@@ -3,7 +3,8 @@
 Enough of the Identity v3 API for ``auth_token`` with ``auth_type =
 password``: version discovery (``GET /`` and ``GET /v3``), the service
 user's own authentication (``POST /v3/auth/tokens``, password method, whose
-catalog names this server as the identity endpoint on every interface),
+catalog names this server as the identity endpoint on every interface,
+and any other service it was given),
 and token validation (``GET /v3/auth/tokens`` with the service token in
 ``X-Auth-Token`` and the caller's in ``X-Subject-Token``: 200 with the
 token, 404 for an unknown one). Tokens are issued by :meth:`issue`. Each
@@ -20,6 +21,8 @@ from typing import Any
 from lab.servers.threaded import ThreadedHttpServer
 
 DOMAIN = {"id": "default", "name": "Default"}
+REGION = "RegionOne"
+"""The region of every endpoint in the catalog."""
 
 
 def _when(delta: datetime.timedelta) -> str:
@@ -31,10 +34,19 @@ class KeystoneStandin(ThreadedHttpServer):
     """An HTTP server in a thread of the lab's process, on 127.0.0.1, with
     a fixed service user."""
 
-    def __init__(self, username: str, password: str, project: str = "service"):
+    def __init__(
+        self,
+        username: str,
+        password: str,
+        project: str = "service",
+        services: dict[str, str] | None = None,
+    ):
+        """``services``: more entries of the catalog, service type -> URL
+        (the same URL on every interface)."""
         self.username = username
         self.password = password
         self.project = project
+        self.services = services or {}
         self.tokens: dict[str, dict[str, Any]] = {}
         self.validations: list[str] = []
         """Subject tokens asked about, in order (valid or not)."""
@@ -58,23 +70,24 @@ class KeystoneStandin(ThreadedHttpServer):
         return token_id
 
     def _catalog(self) -> list[dict[str, Any]]:
-        endpoints = [
-            {
-                "id": f"identity-{interface}",
-                "interface": interface,
-                "region": "RegionOne",
-                "region_id": "RegionOne",
-                "url": self.url,
-            }
-            for interface in ("public", "internal", "admin")
-        ]
+        services = {"identity": self.url, **self.services}
         return [
             {
-                "id": "identity",
-                "type": "identity",
-                "name": "keystone",
-                "endpoints": endpoints,
+                "id": kind,
+                "type": kind,
+                "name": "keystone" if kind == "identity" else kind,
+                "endpoints": [
+                    {
+                        "id": f"{kind}-{interface}",
+                        "interface": interface,
+                        "region": REGION,
+                        "region_id": REGION,
+                        "url": url,
+                    }
+                    for interface in ("public", "internal", "admin")
+                ],
             }
+            for kind, url in services.items()
         ]
 
     def _version(self) -> dict[str, Any]:

@@ -57,6 +57,7 @@ class SplitCluster:
         api_processes: int = 2,
         rpc_transport: str = "oslo",
         etcd_in_memory: bool = False,
+        api_address: str = "127.0.0.1",
     ) -> None:
         if rpc_transport not in RPC_TRANSPORTS:
             raise ValueError(
@@ -71,6 +72,10 @@ class SplitCluster:
                 f"not {api_server!r}"
             )
         self.api_server = api_server
+        if api_server == "apache" and api_address != "127.0.0.1":
+            raise ValueError("the lab's Apache listens on 127.0.0.1 only")
+        self.api_address = api_address
+        """The loopback address the local API listens on."""
         self.api_processes = api_processes
         """Apache's daemon processes (the shipped vhost has 4)."""
         self.work_dir = pathlib.Path(work_dir)
@@ -200,6 +205,7 @@ class SplitCluster:
                 self.ironic_url,
                 database_url=self.database_url,
                 options=self._options("lab-api"),
+                address=self.api_address,
             )
         self.api.start(self._timeout)  # the schema upgrade, once for everyone
 

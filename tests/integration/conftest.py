@@ -406,19 +406,17 @@ class SplitFactory(Protocol):
         rpc_transport: str = "oslo",
         membership_timeout: int = MEMBERSHIP_TIMEOUT,
         lock_timeout: int | None = None,
+        api_address: str = "127.0.0.1",
     ) -> contextlib.AbstractContextManager[SplitCluster]: ...
 
 
-@pytest.fixture(scope="session")
-def split_cluster(
-    ironic: IronicServer,
+def split_factory(
+    ironic_url: str,
     postgres: PostgresServer,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> SplitFactory:
-    """Makes split clusters (API and conductor processes, etcd or Redis,
-    RabbitMQ unless ``rpc_transport`` is json-rpc) on the session's Ironic and PostgreSQL: ``with
-    split_cluster(name, ...) as cluster``, where ``name`` picks the work
-    directory and the database ``inspector_<name>``."""
+    """What the ``split_cluster`` fixture gives, on the Ironic at
+    ``ironic_url`` (another release than the session's)."""
 
     @contextlib.contextmanager
     def make(
@@ -432,10 +430,11 @@ def split_cluster(
         rpc_transport: str = "oslo",
         membership_timeout: int = MEMBERSHIP_TIMEOUT,
         lock_timeout: int | None = None,
+        api_address: str = "127.0.0.1",
     ) -> Iterator[SplitCluster]:
         cluster = SplitCluster(
             tmp_path_factory.mktemp(name),
-            ironic.url,
+            ironic_url,
             conductors=conductors,
             postgres=postgres,
             database=f"inspector_{name}",
@@ -447,11 +446,25 @@ def split_cluster(
             api_processes=api_processes,
             rpc_transport=rpc_transport,
             etcd_in_memory=True,
+            api_address=api_address,
         )
         with cluster:
             yield cluster
 
     return make
+
+
+@pytest.fixture(scope="session")
+def split_cluster(
+    ironic: IronicServer,
+    postgres: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> SplitFactory:
+    """Makes split clusters (API and conductor processes, etcd or Redis,
+    RabbitMQ unless ``rpc_transport`` is json-rpc) on the session's Ironic and PostgreSQL: ``with
+    split_cluster(name, ...) as cluster``, where ``name`` picks the work
+    directory and the database ``inspector_<name>``."""
+    return split_factory(ironic.url, postgres, tmp_path_factory)
 
 
 @pytest.fixture
