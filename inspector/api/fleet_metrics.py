@@ -39,7 +39,7 @@ each answered, 0 when there is none."""
 
 
 @dataclasses.dataclass(frozen=True)
-class Findings:
+class FleetFindings:
     """What the fleet view finds, counted (shared: do not change it)."""
 
     nodes: int
@@ -54,7 +54,7 @@ class Findings:
     read."""
 
 
-def findings(rt: Runtime, rules: tuple[Any, ...] | None) -> Findings:
+def findings(rt: Runtime, rules: tuple[Any, ...] | None) -> FleetFindings:
     """The fleet view's findings against the expected-cabling ``rules``
     (None: no cabling), counted once while the view and the options do
     not change."""
@@ -66,7 +66,7 @@ def findings(rt: Runtime, rules: tuple[Any, ...] | None) -> Findings:
 
 def _count(
     rt: Runtime, held: fleet_view.HeldFleet, rules: tuple[Any, ...] | None
-) -> Findings:
+) -> FleetFindings:
     opts = rt.conf.inventory
     compared = held.view(
         lambda live: (
@@ -84,7 +84,7 @@ def _count(
         for problem in held.view(lambda live: live.switch_ports(rules).problems()):
             problems[problem["kind"]] = problems.get(problem["kind"], 0) + 1
     nodes, version = held.view(lambda live: (len(live), live.version))
-    return Findings(nodes, version, outliers, problems)
+    return FleetFindings(nodes, version, outliers, problems)
 
 
 def _rules(rt: Runtime) -> tuple[Any, ...] | None:
@@ -125,7 +125,7 @@ class ChangedNodes:
         """When the oldest counted node leaves the window (None: never)."""
 
     def count(self, rt: Runtime, version: int) -> int:
-        """The count at the fleet view's ``version`` (see :class:`Findings`)."""
+        """The count at the fleet view's ``version`` (see :class:`FleetFindings`)."""
         now = utcnow()
         with self._guard:
             if version == self._version and (self._until is None or now < self._until):

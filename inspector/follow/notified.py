@@ -49,7 +49,7 @@ def ended_inspection(event_type: str, payload: Any) -> str | None:
     return uuid if isinstance(uuid, str) and uuid else None
 
 
-class Endpoint:
+class NotificationEndpoint:
     """oslo.messaging's endpoint: ``info`` notifications only."""
 
     filter_rule = messaging.NotificationFilter(
@@ -103,7 +103,7 @@ class Listener:
         self._listener = messaging.get_notification_listener(
             transport,
             [target],
-            [Endpoint(follower)],
+            [NotificationEndpoint(follower)],
             executor="threading",
             pool=POOL,
         )

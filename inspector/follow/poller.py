@@ -274,6 +274,8 @@ class Follower:
         self, inspection: followed.Inspection, known: followed.Inspection
     ) -> bool:
         """Whether ``inspection`` is the one recorded (or older)."""
+        if known.finished_at is None and followed.ended_push(self.rt.db, inspection):
+            return True  # a push's, now ended (Ironic cleared its start)
         if known.finished_at is None and inspection.same_as(known):
             followed.finish_pushed(self.rt.db, inspection)  # a push's, now ended
             return True
@@ -372,16 +374,20 @@ class Follower:
 
     def _ours_running(self, inspection: followed.Inspection) -> bool:
         """Whether an introspection of ours started before this inspection
-        and still runs: Ironic's inspection is then ours (out of band,
+        (or, its start cleared, before its finish) and still runs: Ironic's
+        inspection is then ours (out of band,
         ``[redfish]engine = ironic``), which marks it seen when it reads
         it; left alone until then."""
         try:
             row = introspections.get(self.rt.db, inspection.node_uuid)
         except exceptions.IntrospectionNotFound:
             return False
-        if row.state in states.FINAL or inspection.started_at is None:
+        if row.state in states.FINAL or row.started_at is None:
             return False
-        return row.started_at is not None and row.started_at <= inspection.started_at
+        # Ironic clears the start of an inspection that ended well: its
+        # finish tells then (ours started before Ironic's finish)
+        when = inspection.started_at or inspection.finished_at
+        return when is not None and row.started_at <= when
 
     def _gone(self, uuid: str) -> bool:
         """Whether the node is no longer in Ironic (its inventory's 404

@@ -274,6 +274,29 @@ def test_the_hook_never_holds_ironic_and_every_inspection_arrives(
     finally:
         assert inspector.stop() == 0, inspector.log_tail()
 
+    # the follower beside the hook: its first (whole) poll sees the three
+    # ended (Ironic cleared their starts) and records none a second time
+    inspector.options["ironic_follow"] = {"enabled": "True", "poll_interval": "1"}
+    inspector.start()
+    try:
+        client = Client(inspector.url)
+        client.http.auth = (USER, PASSWORD)
+        wait_until(
+            lambda: client.get("/metrics").text,
+            30,
+            "the follower's first poll",
+            until=lambda text: (
+                "ironic_inspector_ironic_follow_last_poll_failed 0.0" in text
+            ),
+        )
+        time.sleep(2)  # two more polls
+        for uuid in (up, down, quiet):
+            assert len(history(client, uuid)) == 1, history(client, uuid)
+        text = client.get("/metrics").text
+        assert 'ironic_inspector_follow_runs_total{way="poll"}' not in text, text
+    finally:
+        assert inspector.stop() == 0, inspector.log_tail()
+
     print(
         f"Ironic's agent inspection, post to manageable, with the hook: service "
         f"down {took_down:.2f} s, silent {took_silent:.2f} s (timeout "

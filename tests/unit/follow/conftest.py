@@ -64,9 +64,11 @@ class FakeIronic:
     def inspect(
         self, uuid: str, finished: float, data: dict[str, Any] | None = None
     ) -> None:
-        """Ironic inspects ``uuid``, finishing at ``T0 + finished``."""
+        """Ironic inspects ``uuid``, finishing at ``T0 + finished``: as
+        Ironic does, the end clears the start (a failure would clear it
+        without a finish)."""
         node = self.nodes[uuid]
-        node["inspection_started_at"] = at(finished - 30)
+        node["inspection_started_at"] = None
         node["inspection_finished_at"] = at(finished)
         post = data if data is not None else json.loads(DATA.read_text())
         plugin = {k: v for k, v in post.items() if k != "inventory"}

@@ -65,7 +65,7 @@ def test_a_notification_records_the_inspection_once(
 ) -> None:
     ironic.add(A, 10, interface="redfish")
     follower = Follower(rt)
-    endpoint = notified.Endpoint(follower)
+    endpoint = notified.NotificationEndpoint(follower)
 
     result = endpoint.info(
         {}, "ironic-conductor.c1", notified.EVENT_TYPE, payload(), {}
@@ -86,7 +86,7 @@ def test_a_notification_while_ironic_is_away_is_left_to_the_poll(
     ironic.fail["inspected_node"] = exceptions.BaremetalError("Ironic answered 503")
     follower = Follower(rt)
 
-    notified.Endpoint(follower).info({}, "x", notified.EVENT_TYPE, payload(), {})
+    notified.NotificationEndpoint(follower).info({}, "x", notified.EVENT_TYPE, payload(), {})
 
     assert hardware_runs.history(rt.db, A, limit=10) == []
     assert "not followed now" in caplog.text

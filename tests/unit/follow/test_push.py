@@ -215,13 +215,6 @@ def test_an_ended_push_is_not_an_earlier_inspection(rt: Runtime) -> None:
     assert followed.seen(rt.db, [A])[A].finished_at is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Ironic 39 clears inspection_started_at when an inspection ends "
-    "well, so the poll sees the finish only: the follower must give a "
-    "pushed row (a start, no finish) its finish through "
-    "followed.ended_push instead of recording the inspection again",
-)
 def test_a_poll_after_the_push_records_nothing_twice(
     rt: Runtime, ironic: FakeIronic
 ) -> None:
