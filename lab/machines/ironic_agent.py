@@ -2,6 +2,7 @@
 ``agent``): nothing boots; the lab posts the machine's ramdisk data to
 Ironic's ``/v1/continue_inspection`` as ironic-python-agent would."""
 
+import time
 from typing import Any
 
 from lab.machines.enroll import IronicAPI
@@ -18,6 +19,16 @@ def inspect(api: IronicAPI, uuid: str, payload: dict[str, Any]) -> dict[str, Any
     :raises AssertionError: it ended in ``inspect failed`` (Ironic's
         ``last_error`` said).
     """
+    node, _took = inspect_timed(api, uuid, payload)
+    return node
+
+
+def inspect_timed(
+    api: IronicAPI, uuid: str, payload: dict[str, Any], interval: float = 0.2
+) -> tuple[dict[str, Any], float]:
+    """:func:`inspect`, and the seconds from the ramdisk's post to
+    ``manageable`` (the stretch Ironic's inspection hooks run in), the end
+    watched every ``interval`` seconds."""
     api.request(
         "PATCH",
         f"/v1/nodes/{uuid}",
@@ -29,15 +40,17 @@ def inspect(api: IronicAPI, uuid: str, payload: dict[str, Any]) -> dict[str, Any
         60,
         f"{uuid} to wait in Ironic's inspect wait",
         until=lambda state: state == "inspect wait",
-        interval=0.2,
+        interval=min(interval, 0.2),
     )
+    posted = time.monotonic()
     api.request("POST", "/v1/continue_inspection", json=payload, headers=CONTINUE)
     node: dict[str, Any] = wait_until(
         lambda: api.node(uuid),
         60,
         f"{uuid} to end Ironic's inspection",
         until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
-        interval=0.2,
+        interval=interval,
     )
+    took = time.monotonic() - posted
     assert node["provision_state"] == "manageable", node["last_error"]
-    return node
+    return node, took

@@ -169,35 +169,10 @@ def tarball(text: str) -> bytes:
 
 
 def inspects(api: IronicAPI, uuid: str, payload: dict[str, Any]) -> float:
-    """Ironic inspects ``uuid`` (agent, as lab.machines.ironic_agent
-    drives it): the seconds from the ramdisk's post to ``manageable``,
-    the stretch the hook runs in."""
-    api.request(
-        "PATCH",
-        f"/v1/nodes/{uuid}",
-        json=[{"op": "replace", "path": "/inspect_interface", "value": "agent"}],
-    )
-    api.request("PUT", f"/v1/nodes/{uuid}/states/provision", json={"target": "inspect"})
-    wait_until(
-        lambda: api.node(uuid)["provision_state"],
-        60,
-        f"{uuid} to wait in Ironic's inspect wait",
-        until=lambda state: state == "inspect wait",
-        interval=0.1,
-    )
-    started = time.monotonic()
-    api.request(
-        "POST", "/v1/continue_inspection", json=payload, headers=ironic_agent.CONTINUE
-    )
-    node = wait_until(
-        lambda: api.node(uuid),
-        60,
-        f"{uuid} to end Ironic's inspection",
-        until=lambda n: n["provision_state"] in ("manageable", "inspect failed"),
-        interval=0.02,
-    )
-    assert node["provision_state"] == "manageable", node["last_error"]
-    return time.monotonic() - started
+    """Ironic inspects ``uuid``: the seconds from the ramdisk's post to
+    ``manageable``, the stretch the hook runs in."""
+    _node, took = ironic_agent.inspect_timed(api, uuid, payload, interval=0.02)
+    return took
 
 
 def spooled(spool: pathlib.Path) -> int:
