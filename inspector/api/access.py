@@ -51,6 +51,10 @@ ENDPOINT_RULES = {
     "inventory.get_cabling": "introspection:inventory:get",
     "fleet.get_fleet": "introspection:inventory:get",
     "fleet.get_fleet_node": "introspection:inventory:get",
+    "fleet.list_fleet_nodes": "introspection:inventory:get",
+    "fleet.list_fleet_outliers": "introspection:inventory:get",
+    "fleet.list_fleet_cabling": "introspection:inventory:get",
+    "fleet.list_fleet_changes": "introspection:inventory:get",
     "ironic_push.post_inspection": "introspection:ironic_push",
 }
 """Flask endpoint -> policy rule. A test checks that every route has one."""

@@ -50,7 +50,7 @@ def public_message(exc: exceptions.InspectorError) -> str:
     return exc.message if exc.code < 500 else exc.public + SEE_LOG
 
 
-def _domain_error(exc: exceptions.InspectorError) -> flask.Response:
+def domain_error(exc: exceptions.InspectorError) -> flask.Response:
     if exc.code == 503:  # a backend is away: Ironic, etcd, the broker
         _failed("backend", str(exc))
     elif exc.code >= 500:
@@ -119,7 +119,7 @@ def register(app: flask.Flask) -> None:
         "backend": OutageLog(LOG, "Answering requests that need a backend"),
     }
     app.after_request(_recovered)
-    app.register_error_handler(exceptions.InspectorError, _domain_error)
+    app.register_error_handler(exceptions.InspectorError, domain_error)
     app.register_error_handler(exceptions.DatabaseUnavailable, _database_down)
     app.register_error_handler(http_exceptions.HTTPException, _http_error)
     app.register_error_handler(Exception, _unexpected)

@@ -151,7 +151,11 @@ _API = [
             ("/v1/inventory/outliers", "GET"),
             ("/v1/inventory/cabling", "GET"),
             ("/fleet", "GET"),
+            ("/fleet/nodes", "GET"),
             ("/fleet/nodes/{node_id}", "GET"),
+            ("/fleet/outliers", "GET"),
+            ("/fleet/cabling", "GET"),
+            ("/fleet/changes", "GET"),
         ],
     ),
     _rule(

@@ -240,6 +240,7 @@ _CHANGED_RUNS = (
         _RUNS.c.change_count,
         _RUNS.c.changes,
         _RUNS.c.source,
+        _RUNS.c.interface,
     )
     .where(_RUNS.c.change_count > 0)
     .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
@@ -289,7 +290,7 @@ def newest_first(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def recent_changes(db: Database, limit: int) -> list[dict[str, Any]]:
     """The newest ``limit`` runs of the whole fleet that changed something:
     ``{"run", "uuid", "name", "finished_at", "change_count", "changes",
-    "source"}``.
+    "source", "interface"}``.
 
     Walks the runs newest first through their ``finished_at`` index and
     stops at ``limit`` (runs without changes are skipped on the way).
@@ -308,22 +309,115 @@ def _run_changes(row: Any) -> dict[str, Any]:
         "change_count": row.change_count,
         "changes": json.loads(row.changes) if row.changes else [],
         "source": row.source,
+        "interface": row.interface,
     }
 
 
-def node(db: Database, uuid: str, runs: int) -> dict[str, Any] | None:
-    """One node of the fleet view: ``{"facts", "runs"}``, its latest run's
-    facts and its newest ``runs`` runs with changes; None when the node
-    has no hardware record."""
-    columns = [_NODES.c.uuid, *(_COLUMNS[f].label(f) for f in FACTS)]
+def node(db: Database, uuid: str) -> dict[str, Any] | None:
+    """One node of the fleet view: ``{"facts", "run", "record", "links",
+    "status", "error"}``, its latest run's facts, that run's UUID,
+    hardware record and links (parsed), and its introspection's state
+    and error now; None
+    when the node has no hardware record. Two reads by primary key."""
+    columns = [
+        _NODES.c.uuid,
+        *(_COLUMNS[f].label(f) for f in FACTS),
+        _RUNS.c.run.label("_run"),
+        _RUNS.c.links.label("_links"),
+        _NODES.c.state.label("_status"),
+        _NODES.c.error.label("_error"),
+    ]
     latest = sa.select(*columns).select_from(_JOIN).where(_NODES.c.uuid == uuid)
-    query = _CHANGED_RUNS.where(_RUNS.c.node_uuid == uuid).limit(runs)
     with db.connect() as conn:
-        result = conn.execute(latest)
-        keys = list(result.keys())
-        found = result.first()
+        found = conn.execute(latest).mappings().first()
         if found is None:
             return None
-        changed = [_run_changes(row) for row in conn.execute(query)]
-    facts = {k: _fact_value(v) for k, v in zip(keys, found, strict=True)}
-    return {"facts": facts, "runs": changed}
+        record = conn.execute(
+            sa.select(_RUNS.c.record).where(_RUNS.c.run == found["_run"])
+        ).scalar()
+    facts = {k: _fact_value(v) for k, v in found.items() if not k.startswith("_")}
+    return {
+        "facts": facts,
+        "run": found["_run"],
+        "record": json.loads(record) if record else {},
+        "links": json.loads(found["_links"]) if found["_links"] else [],
+        "status": found["_status"],
+        "error": found["_error"],
+    }
+
+
+_NODE_RUNS = (
+    sa.select(
+        _RUNS.c.run,
+        _RUNS.c.started_at,
+        _RUNS.c.finished_at,
+        _RUNS.c.state,
+        _RUNS.c.error,
+        _RUNS.c.change_count,
+        _RUNS.c.changes,
+        _RUNS.c.source,
+        _RUNS.c.interface,
+    )
+    .where(_RUNS.c.node_uuid == sa.bindparam("node"))
+    .order_by(_RUNS.c.finished_at.desc(), _RUNS.c.run.desc())
+)
+_NODE_RUN_COUNT = (
+    sa.select(sa.func.count())
+    .select_from(_RUNS)
+    .where(_RUNS.c.node_uuid == sa.bindparam("node"))
+)
+
+
+def runs(db: Database, uuid: str, offset: int, limit: int) -> tuple[int, list[Any]]:
+    """How many runs the node ``uuid`` has kept (failed ones too), and
+    ``limit`` of them newest first from ``offset``: ``{"run",
+    "started_at", "finished_at", "state", "error", "change_count",
+    "changes", "source", "interface"}``. Through the node's index of
+    runs; ``[history]keep_runs`` bounds them."""
+    with db.connect() as conn:
+        count = conn.execute(_NODE_RUN_COUNT, {"node": uuid}).scalar_one()
+        rows = conn.execute(
+            _NODE_RUNS.offset(offset).limit(limit), {"node": uuid}
+        ).mappings()
+        found = []
+        for row in rows:
+            entry = dict(row)
+            entry["started_at"] = _fact_value(entry["started_at"])
+            entry["finished_at"] = _fact_value(entry["finished_at"])
+            entry["changes"] = json.loads(row["changes"]) if row["changes"] else []
+            found.append(entry)
+    return count, found
+
+
+_CHANGED_BEFORE = _CHANGED_RUNS.where(
+    sa.or_(
+        _RUNS.c.finished_at < sa.bindparam("at"),
+        sa.and_(
+            _RUNS.c.finished_at == sa.bindparam("at"),
+            _RUNS.c.run < sa.bindparam("run"),
+        ),
+    )
+)
+
+
+def changes_before(
+    db: Database, at: datetime.datetime, run: str, limit: int
+) -> list[dict[str, Any]]:
+    """:func:`recent_changes` after the run ``run`` that ended ``at``
+    (naive UTC) in their order: the next page of the fleet's changes,
+    read from there through the ``finished_at`` index at any depth."""
+    query = _CHANGED_BEFORE.limit(limit)
+    with db.connect() as conn:
+        rows = conn.execute(query, {"at": at, "run": run})
+        return [_run_changes(row) for row in rows]
+
+
+def run_end(db: Database, run: str) -> str | None:
+    """When the run ``run`` with changes ended (ISO, naive UTC); None: no
+    such run (pruned, or it changed nothing)."""
+    query = sa.select(_RUNS.c.finished_at).where(
+        _RUNS.c.run == run, _RUNS.c.change_count > 0
+    )
+    with db.connect() as conn:
+        found = conn.execute(query).scalar()
+    return None if found is None else _fact_value(found)

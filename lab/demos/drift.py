@@ -88,7 +88,7 @@ def save_fleet_page(url: str, chosen: list[Machine], uuids: dict[str, str]) -> b
         f"product, outliers, cabling problems, the latest changes): {PAGE}"
     )
     missing = [
-        m.name for m in chosen if f"/fleet/nodes/{uuids[m.name]}" not in resp.text
+        m.name for m in chosen if f"fleet/nodes/{uuids[m.name]}" not in resp.text
     ]
     if missing:
         print(f"  the page does not list the changes of {', '.join(missing)}")

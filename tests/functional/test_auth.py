@@ -1,7 +1,9 @@
 """Authentication strategies and the policy, endpoint by endpoint and role by role."""
 
 import base64
+import html
 import pathlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,6 +55,10 @@ ENDPOINTS = [
     ("GET", "/v1/inventory/cabling", "reader"),
     ("GET", "/fleet", "reader"),
     ("GET", f"/fleet/nodes/{NODE}", "reader"),
+    ("GET", "/fleet/nodes", "reader"),
+    ("GET", "/fleet/outliers", "reader"),
+    ("GET", "/fleet/cabling", "reader"),
+    ("GET", "/fleet/changes", "reader"),
     ("POST", "/v1/ironic/inspections", "admin"),
 ]
 ROLES = {
@@ -145,8 +151,20 @@ def test_keystone_matrix(
             assert resp.status_code not in (401, 403), (role, resp.get_json())
         else:
             assert resp.status_code == 403, (role, resp.status_code)
-            message = resp.get_json()["error"]["message"]
+            message = _message(resp)
             assert message.startswith("Access to introspection") and "denied" in message
+
+
+def _message(resp: Any) -> str:
+    """An error's message: the API's JSON, or the /fleet pages' HTML."""
+    if resp.mimetype == "text/html":
+        found = re.search(
+            r'<p class="bad" id="message">([^<]*)</p>', resp.get_data(True)
+        )
+        assert found, resp.get_data(True)
+        return html.unescape(found[1])
+    message: str = resp.get_json()["error"]["message"]
+    return message
 
 
 def test_keystone_bad_token_and_spoofed_roles(

@@ -294,8 +294,8 @@ def test_fleet_page_escapes_and_links(service: Service) -> None:
     html = resp.get_data(as_text=True)
     assert "<script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert f'href="/fleet/nodes/{odd["node_uuid"]}"' in html
-    assert f'href="/fleet/nodes/{node}"' in html
+    assert f'href="fleet/nodes/{odd["node_uuid"]}"' not in html  # by group
+    assert f'href="fleet/nodes/{node}"' in html
     assert "disk:S9" in html
 
     page = service.client.get(f"/fleet/nodes/{node}")
@@ -304,7 +304,7 @@ def test_fleet_page_escapes_and_links(service: Service) -> None:
     assert "disk:S9" in text and "<b>x</b>" not in text and "&lt;b&gt;" in text
     missing = service.client.get(f"/fleet/nodes/{uuidlib.uuid4()}")
     assert missing.status_code == 404
-    assert "has no hardware record" in missing.get_json()["error"]["message"]
+    assert "has no hardware record" in missing.get_data(as_text=True)
 
 
 def test_manage_inventory_reads_the_database(

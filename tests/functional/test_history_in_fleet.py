@@ -77,7 +77,7 @@ def test_introspected_machines_and_their_drift_in_the_fleet_view(
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     # the latest changes name the drifted machine and link to its page
-    assert f"/fleet/nodes/{nodes[0]['uuid']}" in html
+    assert f'href="fleet/nodes/{nodes[0]["uuid"]}"' in html
     node_page = service.client.get(f"/fleet/nodes/{nodes[0]['uuid']}")
     assert node_page.status_code == 200
     text = node_page.get_data(as_text=True)
