@@ -55,6 +55,23 @@ def conf() -> Iterator[cfg.ConfigOpts]:
     fixture.cleanUp()
 
 
+def runtime(conf: cfg.ConfigOpts, db: engine.Database, ironic: Any) -> Any:
+    """A :class:`~inspector.runtime.Runtime` of the real configuration and
+    database, in-process locks and a fake Ironic (``ironic``)."""
+    from inspector.db import data_store
+    from inspector.locking.semaphore import SemaphoreLockProvider
+    from inspector.runtime import Runtime
+
+    return Runtime(
+        conf=conf,
+        db=db,
+        baremetal=ironic,
+        locks=SemaphoreLockProvider(),
+        stores=data_store.DataStores(conf, db),
+        run_id="run-1",
+    )
+
+
 @pytest.fixture
 def data() -> dict[str, Any]:
     """A post of ironic-python-agent (a fresh copy per test)."""

@@ -13,10 +13,10 @@ from oslo_config import fixture as config_fixture
 
 from inspector import exceptions
 from inspector.conf import opts
-from inspector.db import claims, data_store, engine, introspections, transitions
+from inspector.db import claims, engine, introspections, transitions
 from inspector.db.introspections import IntrospectionRecord
-from inspector.locking.semaphore import SemaphoreLockProvider
 from inspector.runtime import Runtime
+from tests.unit.conftest import runtime
 
 UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 
@@ -108,14 +108,8 @@ def ironic() -> FakeIronic:
 
 @pytest.fixture
 def rt(conf: cfg.ConfigOpts, db: engine.Database, ironic: FakeIronic) -> Runtime:
-    return Runtime(
-        conf=conf,
-        db=db,
-        baremetal=ironic,  # type: ignore[arg-type]
-        locks=SemaphoreLockProvider(),
-        stores=data_store.DataStores(conf, db),
-        run_id="run-1",
-    )
+    built: Runtime = runtime(conf, db, ironic)
+    return built
 
 
 def claimed(rt: Runtime, record: IntrospectionRecord) -> IntrospectionRecord:

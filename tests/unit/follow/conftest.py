@@ -16,9 +16,9 @@ from oslo_config import fixture as config_fixture
 
 from inspector import exceptions
 from inspector.conf import opts
-from inspector.db import data_store, engine
-from inspector.locking.semaphore import SemaphoreLockProvider
+from inspector.db import engine
 from inspector.runtime import Runtime
+from tests.unit.conftest import runtime
 
 DATA = pathlib.Path(__file__).parents[2] / "data" / "ipa-inventory.json"
 T0 = datetime.datetime(2026, 11, 30, 12, 0, 0)
@@ -142,11 +142,5 @@ def ironic() -> FakeIronic:
 
 @pytest.fixture
 def rt(conf: cfg.ConfigOpts, db: engine.Database, ironic: FakeIronic) -> Runtime:
-    return Runtime(
-        conf=conf,
-        db=db,
-        baremetal=ironic,  # type: ignore[arg-type]
-        locks=SemaphoreLockProvider(),
-        stores=data_store.DataStores(conf, db),
-        run_id="run-1",
-    )
+    built: Runtime = runtime(conf, db, ironic)
+    return built
