@@ -355,11 +355,15 @@ class Follower:
             data = observe.as_processed(
                 answer.get("inventory"), answer.get("plugin_data")
             )
+            run = observe.run_of(
+                self.rt.db, node, data, "ironic", node.get("inspect_interface")
+            )
         except exceptions.InvalidInput as exc:
             return self._skip(inspection, "not_inventory", f"{what}: {exc}")
-        run = observe.run_of(
-            self.rt.db, node, data, "ironic", node.get("inspect_interface")
-        )
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            # a shape no ramdisk sends: one node must not stall the follower
+            LOG.exception("%s: Ironic's stored data could not be read", what)
+            return self._skip(inspection, "not_inventory", f"{what}: {exc!r}")
         if not followed.record(self.rt.db, inspection, run):
             return False
         metrics.FOLLOW_RUNS.labels(way).inc()

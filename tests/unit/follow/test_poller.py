@@ -11,6 +11,7 @@ import pytest
 
 from inspector import exceptions, states
 from inspector.db import followed, hardware_runs, introspections
+from inspector.follow import observe
 from inspector.follow.poller import Follower, inspection_of
 from inspector.runtime import Runtime
 from tests.unit.follow.conftest import DATA, T0, FakeIronic
@@ -377,3 +378,28 @@ def test_ironics_inspection_within_ours_is_left_to_ours(
     assert followed.skip(rt.db, inspection)  # what ours does once it read it
     assert follower.poll().recorded == 0  # type: ignore[union-attr]
     assert len(runs(rt, A)) == 1
+
+
+def test_data_of_a_shape_nothing_sends_does_not_stall_the_follower(
+    rt: Runtime,
+    ironic: FakeIronic,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    ironic.add(A, 10)
+    ironic.add(B, 20)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("unhashable type: 'list'")
+
+    real = observe.run_of
+    monkeypatch.setattr(
+        observe,
+        "run_of",
+        lambda db, node, *a: broken() if node["uuid"] == A else real(db, node, *a),
+    )
+    report = Follower(rt, Clock()).poll()
+
+    assert report is not None and report.skipped == 1 and report.recorded == 1
+    assert runs(rt, A) == [] and len(runs(rt, B)) == 1
+    assert "Ironic's stored data could not be read" in caplog.text
