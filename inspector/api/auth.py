@@ -12,6 +12,7 @@ ones gets 401 here, before the API sees it.
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -202,6 +203,88 @@ class KeystoneGate:
         return self._app(environ, start_response)
 
 
+# The /fleet pages in a browser under ``auth_strategy = keystone``: the
+# users of ``[fleet_page]user_file`` (HTTP basic, which a browser asks for
+# and sends by itself) may read the pages, and nothing else, with the
+# roles of ``[fleet_page]roles`` in the API's policy.
+#
+# The layer sits behind keystonemiddleware (which has removed any identity
+# header the client sent and validated any token) and before the gate
+# that refuses requests without a valid token. A request with a valid
+# token passes as it came. A GET or HEAD of a page (or of the
+# introspection status a node's page links to) without one is
+# authenticated here: valid credentials give it the identity of a user
+# with those roles, which the policy check of the endpoint then judges as
+# it judges a token's (a ``policy.yaml`` that denies ``reader`` the fleet
+# denies the page user too); anything else is a 401 that makes the
+# browser ask for credentials. Other methods and paths are left to the
+# gate: a page user can never act, nor read what the pages do not show.
+
+PAGE_PATHS = re.compile(r"^/fleet(/.*)?$|^/v1/introspection/[^/]+/?$")
+"""The paths a page user may read: the pages, and the introspection
+status a node's page links to."""
+READS = frozenset({"GET", "HEAD"})
+CHALLENGE = 'Basic realm="ironic-inspector fleet pages"'
+
+
+def is_page(environ: dict[str, Any]) -> bool:
+    """Whether the request reads a page (or the status a page links to)."""
+    return environ.get("REQUEST_METHOD", "GET") in READS and bool(
+        PAGE_PATHS.match(environ.get("PATH_INFO") or "/")
+    )
+
+
+class PageUsers:
+    """Authenticates the page users' reads (see the comment above)."""
+
+    def __init__(self, app: WSGIApp, path: str, roles: list[str]) -> None:
+        self._app = app
+        self.users = Htpasswd(path, "[fleet_page]user_file")
+        self.roles = ",".join(roles)
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., Any]
+    ) -> Iterable[bytes]:
+        if environ.get("HTTP_X_IDENTITY_STATUS") == "Confirmed":
+            return self._app(environ, start_response)  # a valid token
+        if not is_page(environ):
+            return self._app(environ, start_response)  # the gate decides
+        user = authenticated_user(environ, self.users)
+        if user is None:
+            return unauthorized(
+                start_response,
+                "Authentication required: the fleet pages take the credentials "
+                "of a [fleet_page]user_file user, the API a Keystone token in "
+                "X-Auth-Token",
+                CHALLENGE,
+            )
+        environ.update(
+            {
+                "HTTP_X_IDENTITY_STATUS": "Confirmed",
+                "HTTP_X_ROLES": self.roles,
+                "HTTP_X_USER_NAME": user,
+                "HTTP_X_USER_ID": f"fleet-page:{user}",
+                "HTTP_X_SYSTEM_SCOPE": "all",
+            }
+        )
+        return self._app(environ, start_response)
+
+
+def page_users(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
+    """``app`` behind the page users when ``[fleet_page]user_file`` is
+    set (a missing or unreadable file stops the start)."""
+    opts = conf.fleet_page
+    if not opts.user_file:
+        return app
+    LOG.info(
+        "The users of %s may read the /fleet pages with HTTP basic "
+        "credentials, with the roles %s in the policy",
+        opts.user_file,
+        ", ".join(opts.roles) or "(none)",
+    )
+    return PageUsers(app, opts.user_file, list(opts.roles))
+
+
 def wrap(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
     """``app`` behind the configured authentication."""
     strategy = conf.auth_strategy
@@ -221,7 +304,7 @@ def wrap(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
                 "credentials (auth_type, auth_url, username, ...)"
             )
         return auth_token.AuthProtocol(
-            KeystoneGate(app),
+            page_users(KeystoneGate(app), conf),
             {"oslo_config_config": conf, "delay_auth_decision": True},
         )
     LOG.warning(
