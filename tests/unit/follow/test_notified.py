@@ -86,7 +86,9 @@ def test_a_notification_while_ironic_is_away_is_left_to_the_poll(
     ironic.fail["inspected_node"] = exceptions.BaremetalError("Ironic answered 503")
     follower = Follower(rt)
 
-    notified.NotificationEndpoint(follower).info({}, "x", notified.EVENT_TYPE, payload(), {})
+    notified.NotificationEndpoint(follower).info(
+        {}, "x", notified.EVENT_TYPE, payload(), {}
+    )
 
     assert hardware_runs.history(rt.db, A, limit=10) == []
     assert "not followed now" in caplog.text
