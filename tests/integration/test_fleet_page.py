@@ -3,13 +3,22 @@ by the ironic-inspector process on SQLite and PostgreSQL, over
 hardware_runs rows written into its database: an outlier and a node with
 changes are shown and linked; with ``INSPECTOR_DOC_IMAGES=1`` the
 screenshot replaces the docs' (doc/images/fleet.png; a plain test run
-leaves the checkout as it found it). And a malformed expected-cabling file stops the
+leaves the checkout as it found it). Then at 10,000 nodes (2 runs each,
+written straight into the database in a few seconds): a product's
+nodes filtered, paged and sorted, a fact filter, the search, an outlier
+group and a node's page reached by following the links the browser
+renders (resolved as the browser resolves them: every link is
+relative). And a malformed expected-cabling file stops the
 process at start, naming the line."""
 
+import html
 import os
 import pathlib
+import re
 import shutil
 import subprocess
+import time
+import urllib.parse
 import uuid as uuidlib
 from collections.abc import Iterator
 from typing import Any
@@ -161,6 +170,87 @@ def test_the_page_in_a_browser(
     assert {(o["uuid"], o["fact"]) for o in found["outliers"]} == {
         (nodes["outlier"], "memory_mb")
     }
+
+
+def _dom(page: str, profile: pathlib.Path) -> str:
+    shown = _chromium("--dump-dom", page, profile=profile)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    return shown.stdout
+
+
+def _follow(page: str, dom: str, pattern: str) -> str:
+    """The URL of the first link of ``dom`` whose href matches
+    ``pattern``, resolved against ``page`` as the browser does."""
+    found = re.search(rf'href="({pattern})"', dom)
+    assert found, (pattern, dom[-3000:])
+    return urllib.parse.urljoin(page, html.unescape(found[1]))
+
+
+def _rows(dom: str, kind: str) -> list[str]:
+    return re.findall(rf'<tr class="{kind}">(.*?)</tr>', dom, re.S)
+
+
+FLEET = 10_000
+
+
+def test_filters_paging_and_a_node_at_10000_nodes(
+    inspector: InspectorServer, tmp_path: pathlib.Path
+) -> None:
+    db = engine.Database(inspector.database_url)
+    started = time.monotonic()
+    fleet_rows.generate(db, FLEET, 2)
+    db.dispose()
+    seeded = time.monotonic() - started
+    assert seeded < 120, seeded
+    profile = tmp_path / "profile"
+    base = f"{inspector.url}/fleet"
+
+    overview = _dom(base, profile)
+    # 8 models of 1,250 nodes each (and the 7 nodes of the test before)
+    assert re.search(r'id="nodes-total">100\d\d<', overview), overview[:3000]
+    products = _follow(
+        base, overview, r"fleet/nodes\?vendor=Dell\+Inc\.&amp;product=Model\+3"
+    )
+    first = _dom(products, profile)
+    assert "1–50 of 1250" in first and "page 1 of 25" in first
+    assert len(_rows(first, "node-row")) == 50
+    # paging: the next page, then the last
+    second_url = _follow(products, first, r'\?[^"]*page=2')
+    second = _dom(second_url, profile)
+    assert "51–100 of 1250" in second
+    last = _dom(_follow(second_url, second, r'\?[^"]*page=25'), profile)
+    assert "1201–1250 of 1250" in last and 'rel="next"' not in last
+    # sorting: memory ascending puts the model's outlier (half the memory) first
+    by_memory = _dom(_follow(products, first, r'\?[^"]*sort=memory_mb'), profile)
+    assert "node-06979" in _rows(by_memory, "node-row")[0]
+    assert "64 GiB" in _rows(by_memory, "node-row")[0]
+    # a fact filter, as the API takes it
+    only = _dom(f"{products}&memory_mb=65536", profile)
+    (row,) = _rows(only, "node-row")
+    assert "node-06979" in row and "1–1 of 1" in only
+    # the search: an exact name opens the node's page
+    found = _dom(f"{base}/nodes?q=node-06979", profile)
+    assert "<h1>node-06979</h1>" in found
+    # the outliers by product and fact, then the node clicked through
+    group = _follow(
+        base,
+        overview,
+        r"fleet/outliers\?vendor=Dell\+Inc\.&amp;product=Model\+3&amp;fact=memory_mb",
+    )
+    outliers = _dom(group, profile)
+    (outlier,) = _rows(outliers, "outlier")
+    assert "node-06979" in outlier and "64 GiB" in outlier and "128 GiB" in outlier
+    node_url = _follow(group, outliers, r"\.\./fleet/nodes/[0-9a-f-]{36}")
+    node = _dom(node_url, profile)
+    assert "<h1>node-06979</h1>" in node
+    assert len(_rows(node, "run")) == 2 and "ours" in _rows(node, "run")[0]
+    (nic, _other) = _rows(node, "nic")
+    assert "tor-145" in nic and "Ethernet20" in nic and "25 Gb/s" in nic
+    status = _follow(node_url, node, r"\.\./\.\./v1/introspection/[0-9a-f-]{36}")
+    assert status == f"{inspector.url}/v1/introspection/{node_url.rsplit('/', 1)[1]}"
+    # a mistake is a page that says it
+    bad = _dom(f"{products}&page=26", profile)
+    assert "Invalid page 26: there are 25 pages of 1250 rows" in bad
 
 
 def test_a_malformed_expected_cabling_stops_the_start(tmp_path: pathlib.Path) -> None:
