@@ -7,6 +7,7 @@ BENCH_SCALE=history``). Prints numbers, asserts nothing.
 
 import os
 import pathlib
+import re
 import statistics
 import tempfile
 import time
@@ -52,6 +53,12 @@ COLD_PATHS = {
     "/fleet page": "/fleet",
 }
 """The endpoints timed on the first request after runs finished."""
+PAGE_COLD_PATHS = {
+    "/fleet/nodes filtered, sorted": "/fleet/nodes?product=Model+3&sort=-memory_mb",
+    "/fleet/outliers": "/fleet/outliers",
+    "/fleet/nodes/<name>": "/fleet/nodes/node-00042",
+}
+"""The pages of issue 50 timed on the first request after a run."""
 
 
 def new_run(uuids: list[str], round_: int, *, name: str = "") -> dict[str, Any]:
@@ -72,7 +79,12 @@ def new_run(uuids: list[str], round_: int, *, name: str = "") -> dict[str, Any]:
 
 
 def cold_costs(
-    base: str, url: str, uuids: list[str], runs_before: int = 1, label: str = ""
+    base: str,
+    url: str,
+    uuids: list[str],
+    runs_before: int = 1,
+    label: str = "",
+    paths: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The first answers after runs finished: before each request
     ``runs_before`` nodes get a new run (written as processing writes
@@ -86,7 +98,7 @@ def cold_costs(
     results = {}
     suffix = "after a new run" if runs_before == 1 else f"after {runs_before} runs"
     suffix += label
-    for name, path in COLD_PATHS.items():
+    for name, path in (paths or COLD_PATHS).items():
         took = []
         for index in range(COLD_ROUNDS):
             rows = [
@@ -133,18 +145,53 @@ def http_costs(server: InspectorServer, url: str, uuids: list[str]) -> dict[str,
         "cabling": "/v1/inventory/cabling",
         "/fleet page": "/fleet",
         "/fleet/nodes/<uuid>": f"/fleet/nodes/{middle}",
+        **page_paths(http, base, middle, len(uuids)),
     }
     results = {}
     for name, path in paths.items():
         get(path)()  # warm
         results[name] = timed(get(path), ROUNDS)
     results.update(cold_costs(base, url, uuids))
+    results.update(cold_costs(base, url, uuids, paths=PAGE_COLD_PATHS))
     results.update(cold_costs(base, url, uuids, runs_before=10))
     results.update(during_whole_reads(server, url, uuids, get))
     outliers = get("/v1/inventory/outliers")().json()["outliers"]
     problems = get("/v1/inventory/cabling")().json()["problems"]
     results["found"] = {"outliers": len(outliers), "cabling problems": len(problems)}
     return results
+
+
+def page_paths(
+    http: requests.Session, base: str, middle: str, nodes: int
+) -> dict[str, str]:
+    """The /fleet pages of issue 50: each table filtered, sorted, paged
+    deep, the search, a node's page by name and its older runs, the
+    changes' second page (after the first page's last run)."""
+    first = http.get(f"{base}/fleet/changes", timeout=60).text
+    older = re.search(r'rel="next" href="\?after=([^"]+)"', first)
+    return {
+        "/fleet/nodes": "/fleet/nodes",
+        "/fleet/nodes product filter, sorted": "/fleet/nodes?product=Model+3"
+        "&sort=-memory_mb",
+        # half the nodes have 64 CPUs: the middle page of theirs
+        "/fleet/nodes fact filter, middle page": "/fleet/nodes?cpus=64"
+        f"&sort=bios_version&page={max(nodes // 200, 1)}",
+        "/fleet/nodes sorted by time, last page": "/fleet/nodes?sort=-finished_at"
+        f"&page={max((nodes + 49) // 50, 1)}",
+        "/fleet/nodes search q=node-012": "/fleet/nodes?q=node-012",
+        "/fleet/nodes?q=<exact name> (303)": "/fleet/nodes?q=node-00043",
+        "/fleet/nodes/<name>": "/fleet/nodes/node-00042",
+        "/fleet/nodes/<uuid>?page=1": f"/fleet/nodes/{middle}?page=1",
+        "/fleet/outliers": "/fleet/outliers",
+        "/fleet/outliers product+fact": "/fleet/outliers?product=Model+0"
+        "&fact=memory_mb",
+        "/fleet/cabling kind, sorted": "/fleet/cabling?kind=duplicate-port"
+        "&sort=-detail",
+        "/fleet/changes": "/fleet/changes",
+        "/fleet/changes older page": f"/fleet/changes?after={older[1]}"
+        if older
+        else "/fleet/changes",
+    }
 
 
 WHOLE_READ = "Read the whole fleet view again"
