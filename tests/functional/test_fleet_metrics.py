@@ -123,7 +123,9 @@ def test_metrics_show_the_followers_last_poll(own: Own, conf: cfg.ConfigOpts) ->
     ironic = FakeIronic()
     for index in range(2):
         ironic.add(str(uuidlib.uuid4()), 10 + index, name=f"followed-{index}")
-    follower = Follower(dataclasses.replace(own.rt, baremetal=ironic))
+    follower = Follower(
+        dataclasses.replace(own.rt, baremetal=ironic)  # type: ignore[arg-type]
+    )
     assert own.metric("ironic_follow_last_poll_timestamp_seconds") == 0
 
     before = time.time()
@@ -147,4 +149,5 @@ def test_metrics_show_the_followers_last_poll(own: Own, conf: cfg.ConfigOpts) ->
     ironic.fail.clear()
     assert follower.poll() is not None
     assert own.metric("ironic_follow_last_poll_failed") == 0
-    assert own.metric("ironic_follow_last_poll_timestamp_seconds") >= polled_at
+    latest = own.metric("ironic_follow_last_poll_timestamp_seconds")
+    assert latest is not None and latest >= polled_at
