@@ -13,7 +13,7 @@ DEMO_ARGS ?=
 # bytecode is current are skipped.
 BYTECODE = $(BIN)/python -m compileall -q -j 0 inspector lab tools tests > /dev/null
 
-.PHONY: all venv packages demo bench bench-pxe bench-scale bench-rules test lint unit functional integration genconfig docs clean
+.PHONY: all venv packages image demo bench bench-pxe bench-scale bench-rules test lint unit functional integration genconfig docs clean
 
 all: test
 
@@ -25,9 +25,18 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 # Debian packages the tests need (PostgreSQL, etcd, RabbitMQ, Apache with
-# mod_wsgi, systemd-analyze, wrk, Graphviz), installed when missing.
+# mod_wsgi, systemd-analyze, wrk, Graphviz, podman, runc, mmdebstrap),
+# installed when missing.
 packages:
 	tools/ensure-packages.sh
+
+# the container images localhost/ironic-inspector/NAME:latest (standalone,
+# api, conductor, pxe-filter; doc/containers.md) from this checkout's wheel,
+# on a Debian base mmdebstrap makes once (about 2.5 minutes; the tarball is
+# kept in ~/.cache/ironic-inspector-lab); podman runs with runc and
+# containers/containers.conf
+image: venv packages
+	$(BIN)/python -m tools.images
 
 # split mode (DEMO_ARGS="--split N") needs etcd, RabbitMQ and PostgreSQL;
 # --oob the Redfish emulator's libvirt binding

@@ -2,7 +2,8 @@
 # Installs the Debian packages the tests use (PostgreSQL, etcd, Apache with
 # mod_wsgi, RabbitMQ, memcached for keystonemiddleware's token cache, lshw
 # for the real ironic-python-agent, dnsmasq, busybox's udhcpc and ethtool
-# for the PXE filter, Graphviz for the state diagram), only when missing.
+# for the PXE filter, Graphviz for the state diagram, podman with runc and
+# mmdebstrap for the container images), only when missing.
 # Nothing is started or enabled here: the tests
 # start their own servers on loopback.
 set -euo pipefail
@@ -25,6 +26,11 @@ command -v busybox >/dev/null 2>&1 || missing+=(busybox)
 command -v ethtool >/dev/null 2>&1 || [ -x /usr/sbin/ethtool ] || missing+=(ethtool)
 [ -x /usr/sbin/iptables-restore ] || missing+=(iptables)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # the /fleet page's browser test
+# make image and the container test: podman runs them with runc (crun cannot
+# here), mmdebstrap makes their Debian base from Debian's packages
+command -v podman >/dev/null 2>&1 || missing+=(podman)
+[ -x /usr/sbin/runc ] || missing+=(runc)
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 # the Redfish emulator's libvirt test driver (lab/servers/redfish_emulator.py links it in)
 [ -e /usr/lib/python3/dist-packages/libvirt.py ] || missing+=(python3-libvirt)
 
