@@ -7,6 +7,7 @@ dialects alembic registers (about 0.17 s of CPU per process start).
 """
 
 import logging
+import os
 import pathlib
 import time
 from typing import TYPE_CHECKING
@@ -198,8 +199,17 @@ def ensure_schema(db: Database) -> None:
     ``ironic-inspector-dbsync upgrade``.
     """
     if db.is_sqlite:
-        if not _is_current_sqlite(db):
-            upgrade(db)
+        try:
+            if not _is_current_sqlite(db):
+                upgrade(db)
+        except sa_exc.OperationalError as exc:
+            # a file that cannot be made or written stays so: no retry helps
+            raise exceptions.ConfigError(
+                f"cannot create or write the SQLite file {db.url.database} "
+                f"([database]connection): {cause(exc)}; its directory must be "
+                "writable by the service's user (uid "
+                f"{os.getuid()}), not on a read-only volume"
+            ) from exc
         return
     try:
         have = current(db)

@@ -72,6 +72,19 @@ def test_reading_the_schema_raises_the_projects_error() -> None:
         migration.ensure_schema(db)
 
 
+def test_an_unwritable_sqlite_file_is_a_configuration_error() -> None:
+    """A read-only volume (here /proc, read-only even for root) where the
+    file should be: one line naming it, no retries, exit 2 at start."""
+    db = engine.Database("sqlite:////proc/inspector.sqlite")
+    with pytest.raises(exceptions.ConfigError) as raised:
+        migration.wait_for_schema(db, max_retries=-1, retry_interval=60)
+    assert "cannot create or write the SQLite file /proc/inspector.sqlite" in str(
+        raised.value
+    )
+    assert "unable to open database file" in str(raised.value)
+    db.dispose()
+
+
 def test_head_is_the_newest_script() -> None:
     """A new migration moves :data:`migration.HEAD` on with it."""
     assert migration.HEAD == migration.head()
