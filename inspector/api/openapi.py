@@ -171,9 +171,27 @@ PATHS: dict[str, dict[str, Any]] = {
         "get": _op("Switch links and cabling problems", "200", 404)
     },
     "/fleet": {"get": _op("The fleet page (HTML, not versioned)", "200")},
+    "/fleet/nodes": {
+        "get": _op(
+            "The nodes' table: filters (product, search, any fact=value), "
+            "sort and page (HTML)",
+            "200",
+            400,
+        )
+    },
+    "/fleet/outliers": {
+        "get": _op("Outliers grouped by product and fact (HTML)", "200", 400)
+    },
+    "/fleet/cabling": {"get": _op("Cabling problems by kind (HTML)", "200", 400)},
+    "/fleet/changes": {
+        "get": _op("The fleet's hardware changes, newest first (HTML)", "200", 400)
+    },
     "/fleet/nodes/{node_id}": {
         "get": _op(
-            "One node's page in the fleet view (HTML)", "200", 404, params=[_NODE]
+            "One node's page in the fleet view, by UUID or name (HTML)",
+            "200",
+            404,
+            params=[_NODE],
         )
     },
     "/v1/conductors/{host}": {
