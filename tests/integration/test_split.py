@@ -98,9 +98,12 @@ def test_work_spreads_and_continues_on_another_conductor(
     for status in introspect(client, *nodes):
         assert status["state"] == "finished", status
     starters, finishers = {}, {}
-    for _machine, uuid in nodes:
+    for machine, uuid in nodes:
         started = owner(cluster.conductors, f"Node {uuid} is booting")
-        finished = owner(cluster.conductors, f"Introspection of node {uuid} finished")
+        finished = owner(
+            cluster.conductors,
+            f"Introspection of node {uuid} ({machine.name}) finished",
+        )
         assert len(started) == 1 and len(finished) == 1, (uuid, started, finished)
         starters[uuid], finishers[uuid] = started.pop(), finished.pop()
     every = {c.host for c in cluster.conductors}
