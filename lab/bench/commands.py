@@ -13,6 +13,7 @@ COMMANDS = (
     "bench-scale",
     "bench-fleet",
     "bench-history",
+    "bench-follow",
     "bench-redfish",
     "bench-rules",
     "bench-swaps",
@@ -123,6 +124,7 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     history.add_argument("--runs", type=int, default=20)
     history.add_argument("--backends", default="sqlite,postgresql")
     _output(history, "history.json")
+    _follow_command(sub)
     _redfish_command(sub)
     rules = sub.add_parser(
         "bench-rules",
@@ -146,6 +148,44 @@ def add_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     )
     status.add_argument("--debug", action="store_true", help="[DEFAULT]debug on")
     status.add_argument("--json", action="store_true", help="print JSON only")
+
+
+def _follow_command(
+    sub: "argparse._SubParsersAction[argparse.ArgumentParser]",
+) -> None:
+    follow = sub.add_parser(
+        "bench-follow",
+        help="following Ironic's own inspections: the real Ironic holding N "
+        "inspected nodes (written into its database), the catch-up, Ironic's "
+        "CPU per poll, bursts of inspections, the fleet endpoints",
+    )
+    follow.add_argument("--nodes", type=int, default=10_000)
+    follow.add_argument(
+        "--burst", type=int, default=500, help="inspections per burst (two bursts)"
+    )
+    follow.add_argument(
+        "--burst-over", type=float, default=60.0, help="seconds a burst's ends span"
+    )
+    follow.add_argument(
+        "--burst-poll",
+        type=int,
+        default=10,
+        help="[ironic_follow]poll_interval during the bursts",
+    )
+    follow.add_argument(
+        "--window", type=float, default=60.0, help="seconds of each CPU window"
+    )
+    follow.add_argument(
+        "--rounds", type=int, default=100, help="requests per fleet endpoint"
+    )
+    follow.add_argument("--work-dir", type=pathlib.Path, help="keep files here")
+    follow.add_argument(
+        "--profile",
+        type=pathlib.Path,
+        metavar="DIR",
+        help="py-spy the inspector during the second burst (its numbers suffer)",
+    )
+    _output(follow, "follow.json")
 
 
 def _redfish_command(
@@ -296,6 +336,33 @@ def _fleet(args: argparse.Namespace) -> int:
     return 0 if result["lost"] == 0 and result["errors"] == 0 else 1
 
 
+def _follow(args: argparse.Namespace) -> int:
+    from lab.bench import cpu_profile, follow, follow_report
+
+    if args.burst < 1 or args.nodes < 2 * args.burst:
+        print("--nodes must hold two bursts (--nodes >= 2 x --burst >= 2)")
+        return 2
+    if args.profile is not None and (why := cpu_profile.Profiler.missing()):
+        print(f"--profile: {why}")
+        return 2
+    result = follow.run(
+        follow.FollowOptions(
+            nodes=args.nodes,
+            burst=args.burst,
+            burst_over=args.burst_over,
+            burst_poll=args.burst_poll,
+            window=args.window,
+            rounds=args.rounds,
+            work_dir=args.work_dir,
+            profile_dir=args.profile,
+        )
+    )
+    print()
+    print(follow_report.report(result))
+    _write(args.output, result)
+    return 0 if result["ok"] else 1
+
+
 def _redfish(args: argparse.Namespace) -> int:
     from lab.bench import redfish
 
@@ -331,6 +398,8 @@ def run(args: argparse.Namespace) -> int:
         return _fleet(args)
     if args.command == "bench-redfish":
         return _redfish(args)
+    if args.command == "bench-follow":
+        return _follow(args)
     if args.command == "bench-history":
         from lab.bench import history
 
