@@ -13,6 +13,7 @@ import lab
 from lab.machines.redfish_fleet import BmcFleet
 from lab.machines.redfish_static import StaticBmc, StaticSystem
 from lab.servers.apache import ApacheApiServer
+from lab.servers.container import ContainerServer
 from lab.servers.etcd import EtcdServer
 from lab.servers.inspector import (
     ApiServer,
@@ -40,6 +41,7 @@ LAUNCHERS: list[type[Server]] = [
     ApiServer,
     BmcFleet,
     ConductorServer,
+    ContainerServer,
     EtcdServer,
     InspectorServer,
     IronicServer,
