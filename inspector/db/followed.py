@@ -133,18 +133,6 @@ def _swap(
     return bool(conn.execute(update).rowcount == 1)
 
 
-def finish_pushed(db: Database, inspection: Inspection) -> bool:
-    """A poll saw the end of an inspection a push recorded: the row takes
-    its finish (so the marker moves on); True when it was that case."""
-    with db.begin() as conn:
-        row = conn.execute(_ROW, {"node": inspection.node_uuid}).first()
-        if row is None or row.finished_at is not None:
-            return False
-        if not inspection.same_as(row):
-            return False
-        return _swap(conn, inspection, row, row.run)
-
-
 def ended_push(db: Database, inspection: Inspection) -> bool:
     """A poll (or a notification) saw ``inspection`` ended: Ironic clears
     a node's ``inspection_started_at`` when its inspection ends well, so

@@ -276,9 +276,6 @@ class Follower:
         """Whether ``inspection`` is the one recorded (or older)."""
         if known.finished_at is None and followed.ended_push(self.rt.db, inspection):
             return True  # a push's, now ended (Ironic cleared its start)
-        if known.finished_at is None and inspection.same_as(known):
-            followed.finish_pushed(self.rt.db, inspection)  # a push's, now ended
-            return True
         if inspection.same_as(known):
             return True
         assert inspection.finished_at is not None
