@@ -43,7 +43,8 @@ OPTS: list[cfg.Opt] = [
         "fields the follower needs only, pages of [ironic_follow]page_size), "
         "which compare every node with what is recorded: the safety net for "
         "what the sorted poll cannot see (a node whose inspection could not "
-        "be read then). A scan of 10,000 nodes costs Ironic 5-6 s of CPU (doc/benchmarks.md). "
+        "be read then). A scan of 10,000 nodes costs Ironic 5-6 s of CPU "
+        "(doc/benchmarks.md). "
         "One is always made at start and on taking the lead. 0: only then.",
     ),
     cfg.IntOpt(
