@@ -3,7 +3,8 @@ its latest hardware record (facts, NICs with their switch and port,
 disks), its runs newest first (failed ones too, each with who made it
 and what it changed) a page at a time, and links to its introspection
 status and, when the service knows Ironic's endpoint, to the node in
-Ironic. A name is looked up in the fleet view this process holds."""
+Ironic. A name is looked up in the fleet view this process holds (its
+index of names, kept up to date node by node)."""
 
 import uuid as uuidlib
 from typing import Any
@@ -18,20 +19,6 @@ RUNS_SHOWN = 20
 """Runs per page of a node's page."""
 
 
-def _names(held: fleet_view.HeldFleet) -> dict[str, list[str]]:
-    """Each name in the fleet view -> the nodes of that name (by UUID)."""
-
-    def read() -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        for node in held.view(lambda live: live.facts()):
-            if node.get("name"):
-                found.setdefault(node["name"], []).append(node["uuid"])
-        return found
-
-    names: dict[str, list[str]] = held.cached(("node-names",), read)
-    return names
-
-
 def _is_uuid(text: str) -> bool:
     try:
         return str(uuidlib.UUID(text)) == text.lower()
@@ -44,7 +31,7 @@ def find(held: fleet_view.HeldFleet, text: str) -> str | None:
     if _is_uuid(text):
         uuid = text.lower()
         return uuid if held.view(lambda live: uuid in live) else None
-    found = _names(held).get(text, [])
+    found = held.named(text)
     return found[0] if len(found) == 1 else None
 
 
@@ -56,7 +43,7 @@ def _resolve(held: fleet_view.HeldFleet, node_id: str) -> str:
     """
     if _is_uuid(node_id):
         return node_id.lower()
-    found = _names(held).get(node_id, [])
+    found = held.named(node_id)
     if not found:
         raise exceptions.NotFound(
             f"No node named {node_id[:64]!r} has a hardware record (never "

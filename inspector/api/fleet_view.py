@@ -12,11 +12,12 @@ peer group and switch ports. The whole view is read again every
 safety net, a chunk at a time so requests are not held up.
 """
 
+import contextlib
 import logging
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, TypeVar
 
 from inspector.db import fleet, models
@@ -42,6 +43,9 @@ class HeldFleet:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._live = LiveFleet()
+        self._named: dict[str, set[str]] = {}
+        """Each name in the view -> the nodes of that name (by UUID), kept
+        up to date node by node as the view changes (never rebuilt)."""
         self._guard = threading.Lock()
         """Held to read or change the view and the answers (briefly)."""
         self._reading = threading.Lock()
@@ -60,7 +64,8 @@ class HeldFleet:
         self._answers: dict[Hashable, Any] = {}
         self._answers_version = -1
         self._requests = 0
-        """Requests in :meth:`cached` now; the whole read waits for none."""
+        """Requests in :meth:`cached` or :meth:`named` now; the whole read
+        waits for none."""
         self._quiet = threading.Condition()
         self.full_read_interval = 300.0
         """Seconds between two whole reads (``[inventory]full_read_interval``)."""
@@ -83,9 +88,9 @@ class HeldFleet:
         delta = fleet.read_changes(self.db, since, known, self._seen)
         with self._guard:
             for uuid in delta.gone:
-                self._live.drop(uuid)
+                self._drop(uuid)
             for node_facts, links in delta.nodes.values():
-                self._live.put(node_facts, links)
+                self._put(node_facts, links)
             if delta.whole:
                 self._changes = None
             elif delta.changed and self._changes is not None:
@@ -96,6 +101,36 @@ class HeldFleet:
         self._read_at = delta.read_at
         self._seen = delta.runs
         self._fingerprint = current
+
+    def _put(self, node_facts: dict[str, Any], links: dict[str, Any]) -> bool:
+        """:meth:`LiveFleet.put`, the index of names kept beside it (under
+        ``_guard``)."""
+        held = self._live.get(node_facts["uuid"])
+        if not self._live.put(node_facts, links):
+            return False
+        old = held[0].get("name") if held else None
+        self._rename(node_facts["uuid"], old, node_facts.get("name"))
+        return True
+
+    def _drop(self, uuid: str) -> bool:
+        """:meth:`LiveFleet.drop`, the index of names kept beside it."""
+        held = self._live.get(uuid)
+        if not self._live.drop(uuid):
+            return False
+        self._rename(uuid, held[0].get("name") if held else None, None)
+        return True
+
+    def _rename(self, uuid: str, old: str | None, new: str | None) -> None:
+        if old == new:
+            return
+        if old:
+            nodes = self._named.get(old)
+            if nodes is not None:
+                nodes.discard(uuid)
+                if not nodes:
+                    del self._named[old]
+        if new:
+            self._named.setdefault(new, set()).add(uuid)
 
     def _refresh_whole(self) -> None:
         with self._guard:
@@ -135,7 +170,7 @@ class HeldFleet:
                         held = self._live.get(node_facts["uuid"])
                         if held and held[0]["finished_at"] > node_facts["finished_at"]:
                             continue
-                        changed += self._live.put(node_facts, links)
+                        changed += self._put(node_facts, links)
                 self._wait_for_quiet()
             with self._guard:
                 shown = self._changes
@@ -149,7 +184,7 @@ class HeldFleet:
                         held = self._live.get(uuid)
                         if uuid not in read and held is not None:
                             if held[0]["finished_at"] < oldest:
-                                changed += self._live.drop(uuid)
+                                changed += self._drop(uuid)
                     if pruned or changed:
                         self._changes = None  # read again when asked
                 if self._read_at is None or read_at < self._read_at:
@@ -192,6 +227,15 @@ class HeldFleet:
                 self._changes, self._changes_limit = found, limit
         return found
 
+    def named(self, name: str) -> list[str]:
+        """The nodes (UUIDs, sorted) the view last saw named ``name``
+        exactly, after :meth:`sync`: a look-up in the index of names, which
+        the view's changes keep up to date node by node."""
+        with self._request():
+            self.sync()
+            with self._guard:
+                return sorted(self._named.get(name, ()))
+
     def view(self, read: Callable[[LiveFleet], T]) -> T:
         """``read(view)`` while nothing changes the view (keep it short;
         what it returns must not be changed)."""
@@ -201,10 +245,16 @@ class HeldFleet:
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s answer, kept while the view does not change
         (after :meth:`sync`). Shared: callers must not change it."""
+        with self._request():
+            return self._cached(key, compute)
+
+    @contextlib.contextmanager
+    def _request(self) -> Iterator[None]:
+        """Counted as a request in flight (the whole read waits for none)."""
         with self._quiet:
             self._requests += 1
         try:
-            return self._cached(key, compute)
+            yield
         finally:
             with self._quiet:
                 self._requests -= 1

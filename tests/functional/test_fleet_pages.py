@@ -139,6 +139,36 @@ def test_searching_by_name_or_uuid(service: Service) -> None:
     assert node["node_uuid"] in by_name
 
 
+def test_a_page_by_name_follows_new_nodes_runs_and_renames(service: Service) -> None:
+    product = _product()
+    rows = _fleet(service, product, 2)
+    node, other = rows
+    old = node["node_name"]
+    assert node["node_uuid"] in _html(service, f"/fleet/nodes/{old}")
+    # a new node: its page by name at the next request
+    (added,) = _fleet(service, _product(), 1)
+    by_name = _html(service, f"/fleet/nodes/{added['node_name']}")
+    assert added["node_uuid"] in by_name
+    # a run recorded under a new name: the new name finds the node, the
+    # old one no longer does (nor does the search send to it)
+    new = f"renamed-{uuidlib.uuid4().hex[:6]}"
+    record = fleet_rows.machine(product=product)
+    fleet_rows.insert(
+        service.rt.db, [fleet_rows.run_row(node["node_uuid"], record, name=new)]
+    )
+    assert node["node_uuid"] in _html(service, f"/fleet/nodes/{new}")
+    resp = service.client.get(f"/fleet/nodes?q={new}")
+    assert resp.headers["Location"] == f"../fleet/nodes/{node['node_uuid']}"
+    text = _html(service, f"/fleet/nodes/{old}", 404)
+    assert f"No node named &#39;{old}&#39;" in text
+    assert service.client.get(f"/fleet/nodes?q={old}").status_code == 200
+    # another node takes the old name: found again, that node
+    fleet_rows.insert(
+        service.rt.db, [fleet_rows.run_row(other["node_uuid"], record, name=old)]
+    )
+    assert other["node_uuid"] in _html(service, f"/fleet/nodes/{old}")
+
+
 def _run(node: str, when: datetime.datetime, **values: Any) -> dict[str, Any]:
     """A run row of ``node`` that ended at ``when`` with no record."""
     run = str(uuidlib.uuid4())

@@ -201,3 +201,82 @@ def test_a_whole_read_that_found_nothing_costs_requests_nothing(
         )
     held._read_whole()
     assert [r["uuid"] for r in held.recent_changes(5)] == [node]
+
+
+def _named_by_facts(held: fleet_view.HeldFleet) -> dict[str, list[str]]:
+    """The index of names as a pass over every node's facts builds it."""
+    found: dict[str, list[str]] = {}
+    for node in held.view(lambda live: live.facts()):
+        if node.get("name"):
+            found.setdefault(node["name"], []).append(node["uuid"])
+    return found
+
+
+def _named(held: fleet_view.HeldFleet) -> dict[str, list[str]]:
+    return {name: sorted(nodes) for name, nodes in held._named.items()}
+
+
+def test_the_names_follow_the_runs_node_by_node(db: engine.Database) -> None:
+    first = _run(db, name="rack1-a")
+    held = fleet_view.HeldFleet(db)
+    assert held.named("rack1-a") == [first]
+    # a new node: found once its run is read, with no pass over the fleet
+    second = _run(db, name="rack1-b")
+    assert held.named("rack1-b") == [second]
+    assert held.named("rack1-a") == [first]
+    # renamed: a run records the new name, the old one finds nothing
+    _run(db, first, name="rack2-a")
+    assert held.named("rack2-a") == [first]
+    assert held.named("rack1-a") == []
+    # a run that keeps the name
+    _run(db, second, name="rack1-b", memory_mb=131072)
+    assert held.named("rack1-b") == [second]
+    # two nodes last seen with one name: both (the page asks for a UUID)
+    third = _run(db, name="rack2-a")
+    assert held.named("rack2-a") == sorted([first, third])
+    # a run without a name: the node is not found by its old one
+    _run(db, third)
+    assert held.named("rack2-a") == [first]
+    assert _named(held) == _named_by_facts(held)
+    # a node gone (deleted from Ironic)
+    with db.begin() as conn:
+        conn.execute(
+            sa.delete(fleet_rows.NODES).where(fleet_rows.NODES.c.uuid == first)
+        )
+    assert held.named("rack2-a") == []
+    assert _named(held) == _named_by_facts(held) == {"rack1-b": [second]}
+    assert held.named("") == []
+
+
+def test_the_names_follow_the_whole_read(db: engine.Database) -> None:
+    nodes = sorted(_run(db, name=f"n-{index}") for index in range(3))
+    held = fleet_view.HeldFleet(db)
+    assert held.named("n-0") != []
+    # renamed behind the service's back (no run ended): the whole read
+    # finds it, and the index follows
+    with db.begin() as conn:
+        conn.execute(
+            sa.update(fleet_rows.RUNS)
+            .where(fleet_rows.RUNS.c.node_uuid == nodes[0])
+            .values(node_name="renamed")
+        )
+    held._read_whole()
+    assert held.named("renamed") == [nodes[0]]
+    assert _named(held) == _named_by_facts(held)
+    assert len(_named(held)) == 3
+
+
+def test_a_name_is_looked_up_without_a_pass_over_the_fleet(
+    db: engine.Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _run(db, name="old")
+    held = fleet_view.HeldFleet(db)
+    held.sync()  # the first read is whole
+
+    def every_node() -> Any:
+        raise AssertionError("the names were built over every node's facts")
+
+    monkeypatch.setattr(held._live, "facts", every_node)
+    node = _run(db, name="fresh")
+    assert held.named("fresh") == [node]
+    assert held.named("old") != []
