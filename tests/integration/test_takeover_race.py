@@ -49,6 +49,14 @@ from tests.integration.conftest import (
 COUNT = 10
 RESOLVE_WITHIN = 30.0
 """Seconds after the kill by which every node must have ended."""
+TAKEOVER_ADDS = 15.0
+"""The most a takeover may add to a node's end: the group's notice of the
+kill (membership_timeout 5 s) and two leader sweeps (5 s each)."""
+_UNCLAIMED = "no conductor picked up the"
+"""The reason a step is resumed by its claim deadline (the slow path)."""
+MEMBERSHIP_TIMEOUT = 5
+"""The cluster's ``[coordination]membership_timeout``: how long the group
+takes to see a killed conductor leave."""
 LOCK_LEASE = 30
 """The etcd lease of a conductor's node locks: tooz's default
 lock_timeout, as a deployment that sets no timeout in the URL has it."""
@@ -81,7 +89,7 @@ def cluster(
             f"race_{transport.replace('-', '_')}_{api_server}",
             rpc_transport=transport,
             api_server=api_server,
-            membership_timeout=5,
+            membership_timeout=MEMBERSHIP_TIMEOUT,
             lock_timeout=LOCK_LEASE,
             options={
                 "DEFAULT": {"timeout": "3600", "introspection_delay": "0"},
@@ -195,7 +203,6 @@ def test_kill_in_a_burst_loses_nothing(
     counts = COUNTS.setdefault(name, [0, 0])
     counts[0] += COUNT
     counts[1] += len(taken)
-    late = {u: round(t, 1) for u, t in ended.items() if t >= RESOLVE_WITHIN}
     print(
         f"\nrun {run + 1}/{RUNS}: killed {victim.host} (its log named {named} "
         f"of {COUNT}); {len(taken)} taken over, ended after "
@@ -208,6 +215,31 @@ def test_kill_in_a_burst_loses_nothing(
     )
     errors = {u: b for u, b in last.items() if b.get("error")}
     assert not errors, errors
+    # How a lost step was found, not only when: a step whose owner (or
+    # addressee) left is resumed once the group sees it leave; the slow
+    # path (no conductor picked it up by its claim deadline, 30 s) is the
+    # defect this scenario was written for (doc/split-mode.md).
+    lines = "\n".join(c.log_tail(10**7) for c in running.conductors if c.pid)
+    by_deadline = {
+        u
+        for line in lines.splitlines()
+        if _UNCLAIMED in line
+        for u in uuids
+        if f"step of node {u} on " in line
+    }
+    assert not by_deadline, by_deadline
+    # The 30 s bound, judged against the nodes no takeover touched: on the
+    # shared 2 cores they measure how slow the machine is right now (13 s
+    # here when quiet, 28 s while the other test workers start their
+    # servers). A takeover may add the group's notice and two sweeps to
+    # them, never the claim deadline.
+    untouched = [ended[u] for u in set(ended) - taken]
+    bound = max(RESOLVE_WITHIN, max(untouched, default=0.0) + TAKEOVER_ADDS)
+    late = {u: round(t, 1) for u, t in ended.items() if t >= bound}
+    if bound > RESOLVE_WITHIN:
+        print(
+            f"loaded machine: untouched nodes ended after up to {max(untouched):.1f} s"
+        )
     assert not late, (late, {u: last[u] for u in late})
 
 
@@ -283,11 +315,15 @@ def test_killed_and_started_again_under_its_name(
     running: SplitCluster, lab: Lab
 ) -> None:
     """A conductor killed while it holds a node's lock and started again at
-    once under the same name (systemd's ``Restart=``), before the group
-    saw it leave: the leader never judges it dead, so the restarted run
-    resumes its own step, and must not wait out the lock its earlier run
-    took in etcd (the lease, 30 s here). It breaks that lock at its first
-    look, so the node finishes well within the lease."""
+    once under the same name (systemd's ``Restart=``): it resumes its own
+    step, and must not wait out the lock its earlier run took in etcd (the
+    lease, 30 s here). Back before the group saw it leave
+    (``membership_timeout``, 5 s: the quiet machine), it breaks that lock
+    at its first look; when its start took longer (the shared cores under
+    load), the leader judged it dead and broke the lock. Either way the
+    lock is broken, not waited out, and the node finishes within the
+    lease. The first path alone, deterministically: tests/functional/
+    test_takeover.py."""
     client = Client(running.url)
     machine, uuid = lab.machine()
     killed_at, dead = _exit_at(running, client, machine, uuid, "locked:processing")
@@ -297,6 +333,14 @@ def test_killed_and_started_again_under_its_name(
     took = time.monotonic() - killed_at
     assert body["state"] == "finished" and body["error"] is None, body
     print(f"\nrestarted under its name: node finished {took:.1f} s after the kill")
-    assert took < LOCK_LEASE - 5, took
-    log = dead.log_tail(10**6)
-    assert f"Broke a node lock of an earlier run of this conductor ({dead.host}" in log
+    own = f"Broke a node lock of an earlier run of this conductor ({dead.host}"
+    by_leader = f"Broke a node lock of conductor {dead.host}, which left the group"
+    logs = " ".join(c.log_tail(10**6) for c in running.conductors if c.pid)
+    broke = [
+        who
+        for who, line in (("itself", own), ("the leader", by_leader))
+        if line in logs
+    ]
+    print(f"the earlier run's lock was broken by {' and '.join(broke) or 'nobody'}")
+    assert broke, logs
+    assert took < LOCK_LEASE, took
