@@ -125,11 +125,14 @@ class ConductorService:
             self.follower = Follower(rt)
             if conf.ironic_follow.notifications:
                 self._listener = Listener(conf, self.follower)
+            # a poll every poll_interval from the last one's start: a burst's
+            # long poll must not push the next a whole interval further
             self._periodic.append(
                 PeriodicTask(
                     "follow-ironic",
                     lambda: float(conf.ironic_follow.poll_interval),
                     self._follow,
+                    fixed_rate=True,
                 )
             )
 
