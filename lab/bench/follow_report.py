@@ -141,8 +141,8 @@ def report(result: dict[str, Any]) -> str:
                 for p in timeline["polls"]
             )
             + f"; per node: Ironic's inventory answer "
-            f"{timeline['inventory_read_ms_p50']} ms, the rest "
-            f"{timeline['rest_of_a_node_ms_p50']} ms (p50)"
+            f"{timeline['inventory_read_ms_p50']} ms, its turn "
+            f"{timeline['turn_ms_p50']} ms (p50)"
         )
     for label, costs in (
         ("during the burst", result["burst_with_endpoints"].get("endpoints", {})),

@@ -123,3 +123,18 @@ def test_node_uuids_are_the_same_for_a_seed() -> None:
     first = follow.node_uuids(5, seed=1)
     assert first == follow.node_uuids(5, seed=1) and len(set(first)) == 5
     assert first != follow.node_uuids(5, seed=2)
+
+
+def test_a_polls_turn_per_node_is_its_wall_per_inventory_read() -> None:
+    """Reads made ahead overlap: a node's turn is the poll's wall per node,
+    whatever Ironic's answers add up to."""
+    polls = [
+        {"start": 0.0, "end": 0.1, "inventory_ms": []},
+        # 4 reads of 80 ms each, overlapping, in 0.2 s
+        {"start": 10.0, "end": 10.2, "inventory_ms": [80.0] * 4},
+        {"start": 20.0, "end": 20.1, "inventory_ms": []},
+    ]
+    timeline = follow_requests.poll_timeline(polls)
+    assert timeline["polls"] == [{"nodes": 4, "seconds": 0.2, "wait_before_s": 9.9}]
+    assert timeline["inventory_read_ms_p50"] == 80.0
+    assert timeline["turn_ms_p50"] == 50.0
