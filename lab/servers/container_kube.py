@@ -58,7 +58,9 @@ class KubePlay:
 
     def config_maps(self) -> list[str]:
         """The ConfigMaps' names: podman keeps each as a volume."""
-        return [d["metadata"]["name"] for d in self.documents if d["kind"] == "ConfigMap"]
+        return [
+            d["metadata"]["name"] for d in self.documents if d["kind"] == "ConfigMap"
+        ]
 
     def pods(self) -> dict[str, list[str]]:
         """The pods podman makes (``DEPLOYMENT-pod-N``) and their containers."""
@@ -87,8 +89,12 @@ class KubePlay:
             spec["containers"] = [
                 c for c in spec["containers"] if c["name"] not in self.leave_out
             ]
-            mounted = {m["name"] for c in spec["containers"] for m in c.get("volumeMounts", [])}
-            spec["volumes"] = [v for v in spec.get("volumes", []) if v["name"] in mounted]
+            mounted = {
+                m["name"] for c in spec["containers"] for m in c.get("volumeMounts", [])
+            }
+            spec["volumes"] = [
+                v for v in spec.get("volumes", []) if v["name"] in mounted
+            ]
             for container in spec["containers"]:
                 for port in container.get("ports", []):
                     port["containerPort"] = self.api_port
@@ -122,7 +128,9 @@ class KubePlay:
         self.secret_file.write_text(json.dumps(data))
         self.secret_file.chmod(0o600)
 
-    def podman(self, *args: str, timeout: float = 60) -> "subprocess.CompletedProcess[str]":
+    def podman(
+        self, *args: str, timeout: float = 60
+    ) -> "subprocess.CompletedProcess[str]":
         return subprocess.run(
             podman_command(*args),
             env=self.env,
