@@ -96,13 +96,13 @@ def get_fleet_node(node_id: str) -> flask.Response:
     number = fleet_tables.page_number(args)
     rt = fleet_html.rt()
     uuid = _resolve(fleet_view.of(rt), node_id)
-    found = fleet.node(rt.db, uuid)
+    found = fleet.node(rt.db, uuid, (number - 1) * RUNS_SHOWN, RUNS_SHOWN)
     if found is None:
         raise exceptions.NotFound(
             f"Node {node_id[:64]} has no hardware record (never introspected, or "
             "not since the history began)"
         )
-    count, runs = fleet.runs(rt.db, uuid, (number - 1) * RUNS_SHOWN, RUNS_SHOWN)
+    count, runs = found["runs_total"], found["runs"]
     pages = max((count + RUNS_SHOWN - 1) // RUNS_SHOWN, 1)
     if number > pages:
         raise exceptions.InvalidInput(

@@ -313,39 +313,6 @@ def _run_changes(row: Any) -> dict[str, Any]:
     }
 
 
-def node(db: Database, uuid: str) -> dict[str, Any] | None:
-    """One node of the fleet view: ``{"facts", "run", "record", "links",
-    "status", "error"}``, its latest run's facts, that run's UUID,
-    hardware record and links (parsed), and its introspection's state
-    and error now; None
-    when the node has no hardware record. Two reads by primary key."""
-    columns = [
-        _NODES.c.uuid,
-        *(_COLUMNS[f].label(f) for f in FACTS),
-        _RUNS.c.run.label("_run"),
-        _RUNS.c.links.label("_links"),
-        _NODES.c.state.label("_status"),
-        _NODES.c.error.label("_error"),
-    ]
-    latest = sa.select(*columns).select_from(_JOIN).where(_NODES.c.uuid == uuid)
-    with db.connect() as conn:
-        found = conn.execute(latest).mappings().first()
-        if found is None:
-            return None
-        record = conn.execute(
-            sa.select(_RUNS.c.record).where(_RUNS.c.run == found["_run"])
-        ).scalar()
-    facts = {k: _fact_value(v) for k, v in found.items() if not k.startswith("_")}
-    return {
-        "facts": facts,
-        "run": found["_run"],
-        "record": json.loads(record) if record else {},
-        "links": json.loads(found["_links"]) if found["_links"] else [],
-        "status": found["_status"],
-        "error": found["_error"],
-    }
-
-
 _NODE_RUNS = (
     sa.select(
         _RUNS.c.run,
@@ -366,27 +333,61 @@ _NODE_RUN_COUNT = (
     .select_from(_RUNS)
     .where(_RUNS.c.node_uuid == sa.bindparam("node"))
 )
+_NODE = (
+    sa.select(
+        _NODES.c.uuid,
+        *(_COLUMNS[f].label(f) for f in FACTS),
+        _RUNS.c.run.label("_run"),
+        _RUNS.c.record.label("_record"),
+        _RUNS.c.links.label("_links"),
+        _NODES.c.state.label("_status"),
+        _NODES.c.error.label("_error"),
+        _NODE_RUN_COUNT.scalar_subquery().label("_runs"),
+    )
+    .select_from(_JOIN)
+    .where(_NODES.c.uuid == sa.bindparam("node"))
+)
+"""A node's latest run (its record too) and how many runs it has kept."""
 
 
-def runs(db: Database, uuid: str, offset: int, limit: int) -> tuple[int, list[Any]]:
-    """How many runs the node ``uuid`` has kept (failed ones too), and
-    ``limit`` of them newest first from ``offset``: ``{"run",
-    "started_at", "finished_at", "state", "error", "change_count",
-    "changes", "source", "interface"}``. Through the node's index of
-    runs; ``[history]keep_runs`` bounds them."""
+def node(db: Database, uuid: str, offset: int, limit: int) -> dict[str, Any] | None:
+    """One node of the fleet view and a page of its runs: ``{"facts",
+    "run", "record", "links", "status", "error", "runs_total", "runs"}``,
+    its latest run's facts, that run's UUID, hardware record and links
+    (parsed), its introspection's state and error now, how many runs it
+    has kept (failed ones too), and ``limit`` of them newest first from
+    ``offset``: ``{"run", "started_at", "finished_at", "state", "error",
+    "change_count", "changes", "source", "interface"}``. None when the
+    node has no hardware record.
+
+    Two statements on one connection: the node's row by primary key
+    (with its run's by primary key and the count of its runs), then its
+    runs through their node index (``[history]keep_runs`` bounds them)."""
     with db.connect() as conn:
-        count = conn.execute(_NODE_RUN_COUNT, {"node": uuid}).scalar_one()
-        rows = conn.execute(
-            _NODE_RUNS.offset(offset).limit(limit), {"node": uuid}
-        ).mappings()
-        found = []
-        for row in rows:
-            entry = dict(row)
-            entry["started_at"] = _fact_value(entry["started_at"])
-            entry["finished_at"] = _fact_value(entry["finished_at"])
-            entry["changes"] = json.loads(row["changes"]) if row["changes"] else []
-            found.append(entry)
-    return count, found
+        found = conn.execute(_NODE, {"node": uuid}).mappings().first()
+        if found is None:
+            return None
+        count = found["_runs"]
+        rows = []
+        if offset < count:
+            query = _NODE_RUNS.offset(offset).limit(limit)
+            rows = [dict(row) for row in conn.execute(query, {"node": uuid}).mappings()]
+    for entry in rows:
+        entry["started_at"] = _fact_value(entry["started_at"])
+        entry["finished_at"] = _fact_value(entry["finished_at"])
+        entry["changes"] = json.loads(entry["changes"]) if entry["changes"] else []
+    facts = {k: _fact_value(v) for k, v in found.items() if not k.startswith("_")}
+    record = found["_record"]
+    return {
+        "facts": facts,
+        "run": found["_run"],
+        "record": json.loads(record) if record else {},
+        "links": json.loads(found["_links"]) if found["_links"] else [],
+        "status": found["_status"],
+        "error": found["_error"],
+        "runs_total": count,
+        "runs": rows,
+    }
 
 
 _CHANGED_BEFORE = _CHANGED_RUNS.where(
